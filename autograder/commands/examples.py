@@ -1,0 +1,24 @@
+"""``autograder examples [LAB]``: write the demo submissions as zips.
+
+``examples/<short>/`` holds one zip per candidate that ``verify`` grades
+(reference, stub, every negative variant), so the README's demo batch and
+``verify`` are the same set.  Zips are byte-reproducible; a framework test
+fails when the committed ones drift from the sources.
+"""
+
+from __future__ import annotations
+
+from autograder import candidates, labs
+
+
+def main(*, lab: str | None = None) -> int:
+    for l in [labs.get(lab)] if lab else labs.all_labs():
+        want = {f"{c.id}.zip" for c in candidates.all_candidates(l)}
+        l.examples_dir.mkdir(parents=True, exist_ok=True)
+        for stale in l.examples_dir.glob("*.zip"):
+            if stale.name not in want:
+                stale.unlink()
+        for c in candidates.all_candidates(l):
+            candidates.write_zip(l, c, l.examples_dir / f"{c.id}.zip")
+        print(f"{l.examples_dir}: {len(want)} demo submissions")
+    return 0

@@ -1,0 +1,74 @@
+"""``autograder verify [LAB]``: prove the tests have power.
+
+The reference must score full marks, the untouched stub 0, and each negative
+variant must lose exactly the questions lab.toml declares, and no others.
+Every candidate is graded exactly as a student's submission would be.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from autograder import candidates, labs, runner
+from autograder.results import SubmissionResult
+
+
+def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
+    """What is wrong with this candidate's result (empty when as expected)."""
+    problems = [e for e in res.errors if e.startswith("lab misconfigured")]
+    for q in res.questions(lab.manifest):
+        if not q.total:
+            problems.append(f"question {q.id} has no tests")
+            continue
+        lost = not q.full
+        if q.id in cand.expect_lost and not lost:
+            problems.append(f"should lose {q.id} but kept it")
+        if q.id not in cand.expect_lost and lost:
+            problems.append(f"should keep {q.id} but lost it")
+    if cand.id == candidates.STUB and res.score != 0:
+        problems.append(f"stub scores {res.score:g}, not 0")
+    return problems
+
+
+def grade_candidate(lab: labs.Lab, cand: candidates.Candidate, sandbox: bool) -> SubmissionResult:
+    with tempfile.TemporaryDirectory(prefix=f"ironlaw-verify-{lab.short}-") as tmp:
+        code = candidates.write_dir(lab, cand, Path(tmp) / "code")
+        return runner.grade_staged(lab, code, cand.id, sandbox=sandbox)
+
+
+def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = True) -> int:
+    console = Console()
+    targets = [labs.get(lab)] if lab else labs.all_labs()
+    work = [(l, c) for l in targets for c in candidates.all_candidates(l)]
+    batch = contextlib.nullcontext()
+    if sandbox:
+        from autograder.sandbox import shared_zygote
+
+        batch = shared_zygote()
+    with batch, ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        graded = list(pool.map(lambda lc: grade_candidate(*lc, sandbox), work))
+    table = Table(title="autograder verify" + ("" if sandbox else " (in-process)"))
+    for col in ("lab", "candidate", "score", "lost questions", "expected to lose", "result"):
+        table.add_column(col)
+    failures = 0
+    for (l, c), res in zip(work, graded):
+        qs = res.questions(l.manifest)
+        lost = sorted(q.id for q in qs if not q.full)
+        problems = judge(l, c, res)
+        failures += bool(problems)
+        table.add_row(l.short, c.id, f"{res.score:g}/{l.manifest.max_score:g}", ", ".join(lost) or "-",
+                      ", ".join(sorted(c.expect_lost)) or "-",
+                      "[green]ok" if not problems else "[red]" + "; ".join(problems))
+    console.print(table)
+    if failures:
+        console.print(f"[red]{failures} candidate(s) not as expected")
+        return 1
+    console.print(f"[green]all {len(work)} candidates as expected")
+    return 0

@@ -1,0 +1,38 @@
+"""What can go wrong in a student's code, as one exception type.
+
+Both seams (in-process and sandboxed) raise :class:`StudentCodeError`, so a
+test, the plugin and the feedback treat every failure the same way.
+"""
+
+from __future__ import annotations
+
+# kinds, ordered roughly by when they happen
+MISSING_FILE = "missing_file"
+IMPORT = "import"  # syntax error or exception at import time
+MISSING_FUNCTION = "missing_function"
+NOT_IMPLEMENTED = "not_implemented"
+EXCEPTION = "exception"
+UNSUPPORTED = "unsupported"  # a return value that is not plain data
+TIMEOUT = "timeout"
+CRASH = "crash"  # the worker died: a signal, a memory limit, exit()
+ARGUMENT = "argument"  # the call itself was malformed on the grader's side
+
+
+class StudentCodeError(Exception):
+    """A call into student code failed; ``str()`` is a message for the student."""
+
+    def __init__(self, kind: str, message: str, traceback: str = ""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.traceback = traceback  # trimmed to the student's own files
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "message": self.message, "traceback": self.traceback}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "StudentCodeError":
+        return cls(str(d.get("kind", CRASH)), str(d.get("message", ""))[:4000], str(d.get("traceback", ""))[:8000])

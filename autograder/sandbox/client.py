@@ -1,0 +1,285 @@
+"""The grader's side: a seam backend whose calls run in sandboxed workers.
+
+A worker lives for one submission's tests and is replaced after a crash or
+a time-out; the test that caused it fails with a message that says which.
+Wall time, CPU time and peak memory are read from /proc, outside the worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograder import errors, seam, wire
+from autograder.labs import find_root
+from autograder.manifest import Manifest
+from autograder.sandbox import channel
+
+ZYGOTE_ENV = "IRONLAW_ZYGOTE"  # a shared zygote's socket, set by `grade` for its graders
+HIDE_ENV = "IRONLAW_HIDE"  # extra folders to hide, os.pathsep-separated
+KEEP_UID_ENV = "IRONLAW_SANDBOX_KEEP_UID"  # "1": test the uid-0-without-capabilities path
+SPAWN_TIMEOUT_S = 60.0
+HIDE_ALWAYS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/srv", "/opt", "/mnt", "/media", "/work")
+SIGNAL_CAUSES = {
+    signal.SIGKILL: "killed (SIGKILL): over the memory or process limit?",
+    signal.SIGXCPU: "killed: CPU time limit of {cpu_s} s",
+    signal.SIGXFSZ: "killed: file size limit (too much output?)",
+    signal.SIGSEGV: "crashed: segmentation fault",
+    signal.SIGABRT: "crashed: aborted",
+}
+
+
+class Zygote:
+    """A zygote process this grader started, or one shared through $IRONLAW_ZYGOTE."""
+
+    def __init__(self, path: str, proc: subprocess.Popen | None = None, tmpdir: str | None = None):
+        self.path, self.proc, self.tmpdir = path, proc, tmpdir
+
+    @classmethod
+    def start(cls) -> "Zygote":
+        tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-")
+        os.chmod(tmpdir, 0o700)
+        path = os.path.join(tmpdir, "zygote.sock")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("IRONLAW_SUBMISSION")}
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, close_fds=True,
+            cwd="/", preexec_fn=_die_with_parent,
+        )
+        line = proc.stdout.readline()
+        if line.strip() != b"ready":
+            proc.kill()
+            raise RuntimeError(f"the sandbox zygote did not start: {line!r}")
+        return cls(path, proc, tmpdir)
+
+    def request(self, req: dict, timeout: float = 10.0) -> tuple[socket.socket, dict]:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(self.path)
+        channel.send_json(s, req)
+        return s, channel.recv_json(s)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        if self.tmpdir:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+_shared: dict[str, Zygote] = {}
+
+
+def zygote() -> Zygote:
+    """One zygote per grader process (or the batch's shared one)."""
+    if "z" not in _shared:
+        path = os.environ.get(ZYGOTE_ENV)
+        _shared["z"] = Zygote(path) if path else Zygote.start()
+    return _shared["z"]
+
+
+@contextlib.contextmanager
+def shared_zygote(hide: list[Path] = ()):
+    """One warm zygote for a whole batch; grader processes find it via the env."""
+    z = Zygote.start()
+    saved = {k: os.environ.get(k) for k in (ZYGOTE_ENV, HIDE_ENV)}
+    os.environ[ZYGOTE_ENV] = z.path
+    os.environ[HIDE_ENV] = os.pathsep.join(str(Path(p).resolve()) for p in hide)
+    try:
+        yield z
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        z.stop()
+
+
+def stop_zygote() -> None:
+    """Stop the zygote this process started (a shared one belongs to `grade`)."""
+    z = _shared.pop("z", None)
+    if z is not None:
+        z.stop()
+
+
+def _proc_fields(pid: int) -> dict[str, int]:
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmHWM", "VmRSS")):
+                key, val = line.split(":")
+                out[key] = int(val.split()[0]) * 1024
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    out["cpu_ticks"] = int(fields[11]) + int(fields[12])  # utime + stime, all threads
+    return out
+
+
+class SandboxBackend:
+    """Calls the submission's functions in a sandboxed worker."""
+
+    label = "sandbox"
+
+    def __init__(self, code_dir: Path, manifest: Manifest, assignment_dir: Path):
+        self.manifest = manifest
+        files = {f: str(Path(code_dir) / f) for f in manifest.student_files if (Path(code_dir) / f).is_file()}
+        files.update({f: str(Path(assignment_dir) / f) for f in manifest.support_files})
+        self.missing = [f for f in manifest.student_files if f not in files]
+        lim = manifest.limits
+        root = find_root()
+        hide = [str(root), *HIDE_ALWAYS, *filter(None, os.environ.get(HIDE_ENV, "").split(os.pathsep))]
+        self.req = {
+            "op": "spawn", "files": files, "student_files": list(manifest.student_files),
+            "support_files": list(manifest.support_files), "hide": hide,
+            "keep_uid": os.environ.get(KEEP_UID_ENV) == "1",
+            "limits": {"memory_mb": lim.memory_mb, "cpu_s": lim.cpu_s, "fsize_mb": 64, "work_mb": 256, "nproc": 64},
+        }
+        self.conn: socket.socket | None = None
+        self.pid = self.worker_pid = None
+        self.work: str | None = None
+        self.isolation: dict = {}
+        self.spawn_s: list[float] = []
+        self.broken: errors.StudentCodeError | None = None  # the submission cannot even load
+        self.timed_out: set[str] = set()  # functions that hit the time limit once already
+
+    # -- worker lifecycle ---------------------------------------------------
+    def _spawn(self) -> None:
+        t0 = time.perf_counter()
+        self.work = tempfile.mkdtemp(prefix="ironlaw-work-")
+        conn, first = zygote().request({**self.req, "work": self.work}, timeout=SPAWN_TIMEOUT_S)
+        self.conn, self.pid = conn, first["pid"]
+        self.worker_pid = channel.recv_json(conn)["worker_pid"]
+        conn.settimeout(self.manifest.limits.timeout_s + 5)  # hello comes after importing the files
+        try:
+            hello = channel.recv_json(conn)
+        except socket.timeout:
+            self._kill()
+            self.broken = errors.StudentCodeError(
+                errors.TIMEOUT, f"importing your files timed out after {self.manifest.limits.timeout_s:g} s")
+            raise self.broken from None
+        except (channel.ChannelClosed, OSError):
+            cause = self._death_cause()
+            self._kill()
+            self.broken = errors.StudentCodeError(errors.CRASH, f"importing your files stopped the worker: {cause}")
+            raise self.broken from None
+        if "fatal" in hello:
+            self._kill()
+            raise RuntimeError(hello["fatal"])
+        self.isolation = {**hello["hello"], "timeout_s": self.manifest.limits.timeout_s, "sandbox": True}
+        self.spawn_s.append(time.perf_counter() - t0)
+
+    def _kill(self) -> None:
+        for target, kill in ((self.pid, os.killpg), (self.worker_pid, os.kill)):
+            if target:
+                try:
+                    kill(target, signal.SIGKILL)
+                except OSError:
+                    pass
+        if self.conn:
+            self.conn.close()
+        if self.work:
+            shutil.rmtree(self.work, ignore_errors=True)
+        self.conn = self.pid = self.worker_pid = self.work = None
+
+    def _death_cause(self) -> str:
+        for _ in range(50):  # the zygote reaps within ~0.2 s
+            s, reply = zygote().request({"op": "status", "pid": self.pid})
+            s.close()
+            code = reply["status"]
+            if code is not None:
+                break
+            time.sleep(0.05)
+        else:
+            return "the worker stopped answering"
+        if code > 128 and code - 128 in SIGNAL_CAUSES:
+            return SIGNAL_CAUSES[code - 128].format(cpu_s=self.manifest.limits.cpu_s)
+        if code > 128:
+            return f"killed by signal {code - 128}"
+        return f"the worker exited with code {code} (sys.exit or os._exit in your code?)"
+
+    def close(self) -> None:
+        self._kill()
+
+    # -- calls --------------------------------------------------------------
+    def call(self, name, args, kwargs, measure=False):
+        args, kwargs = seam.encode_call(name, args, kwargs)
+        payload = wire.dumps({"fn": name, "args": args, "kwargs": kwargs}, f"arguments of {name}()")
+        if self.broken:
+            raise self.broken
+        if name in self.timed_out:  # don't spend the limit again on every test
+            raise errors.StudentCodeError(errors.TIMEOUT, f"{name}() was not run again: it timed out in an earlier test")
+        if self.conn is None:
+            self._spawn()
+        timeout = self.manifest.limits.timeout_s
+        before = self._before(measure)
+        t0 = time.perf_counter()
+        try:
+            channel.send(self.conn, payload)
+            self.conn.settimeout(timeout)
+            raw = channel.recv(self.conn, wire.MAX_BYTES + 4096)
+        except socket.timeout:
+            self._kill()
+            self.timed_out.add(name)
+            raise errors.StudentCodeError(errors.TIMEOUT, f"{name}() timed out after {timeout:g} s") from None
+        except (channel.ChannelClosed, ConnectionError, OSError):
+            cause = self._death_cause()
+            self._kill()
+            raise errors.StudentCodeError(errors.CRASH, f"{name}() did not return: {cause}") from None
+        except ValueError as exc:  # an oversized message
+            self._kill()
+            raise errors.StudentCodeError(errors.UNSUPPORTED, f"{name}(): {exc}") from None
+        wall = time.perf_counter() - t0
+        measurement = self._after(before, wall) if measure else None
+        try:
+            msg = wire.loads(raw)
+            if not isinstance(msg, dict) or not ({"ok", "error"} & set(msg)):
+                raise wire.WireError("malformed reply")
+        except (wire.WireError, ValueError, KeyError, IndexError) as exc:
+            self._kill()
+            raise errors.StudentCodeError(errors.UNSUPPORTED, f"{name}(): unreadable reply ({exc})") from None
+        if "error" in msg:
+            err = msg["error"] if isinstance(msg["error"], dict) else {}
+            exc = errors.StudentCodeError.from_dict(err)
+            if err.get("output"):
+                exc.traceback += f"\nYour code printed (last lines):\n{str(err['output'])[-1500:]}"
+            raise exc
+        return msg["ok"], measurement
+
+    def _before(self, measure: bool):
+        if not measure:
+            return None
+        try:
+            with open(f"/proc/{self.worker_pid}/clear_refs", "w") as f:
+                f.write("5")  # reset the RSS high-water mark to the current RSS
+            return _proc_fields(self.worker_pid)
+        except OSError:
+            return None
+
+    def _after(self, before, wall: float) -> seam.Measurement:
+        try:
+            after = _proc_fields(self.worker_pid)
+        except OSError:
+            after = None
+        if not before or not after:
+            return seam.Measurement(wall, float("nan"), -1, "unavailable")
+        hz = os.sysconf("SC_CLK_TCK")
+        return seam.Measurement(wall, (after["cpu_ticks"] - before["cpu_ticks"]) / hz,
+                                max(0, after["VmHWM"] - before["VmRSS"]), "rss")

@@ -1,0 +1,144 @@
+"""The zygote: a warm parent that forks sandboxed workers in milliseconds.
+
+It is exec'd fresh by the grader (never forked from it), imports numpy and
+torch with one thread, and then only forks.  It never loads the reference,
+a test or an expected value, and holds no open grader file: a forked child
+inherits all of the parent's memory and descriptors (GRADING.md).
+
+Protocol on its Unix socket (one JSON request per connection):
+  {"op": "spawn", ...}  -> {"pid": W}; the connection then belongs to the worker
+  {"op": "status", "pid": W} -> {"status": exit code or null while running}
+  {"op": "ping"} -> {"ok": true}
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_v] = "1"  # before numpy/torch: a forked child can hang otherwise
+
+import argparse  # noqa: E402
+import select  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import sys  # noqa: E402
+
+# What student code commonly imports, loaded once here so a worker pays nothing.
+PRELOAD = ("numpy", "torch", "torch.nn", "torch.nn.functional", "torch.optim", "torch.utils.checkpoint",
+           "torch.autograd.graph", "torch.utils.flop_counter", "math", "time", "threading", "queue",
+           "collections", "dataclasses", "itertools", "functools", "statistics", "json", "heapq", "random",
+           "typing", "concurrent.futures")
+MAX_STATUSES = 4096
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    import torch
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    torch.ones(2) @ torch.ones(2)  # initialise once, single-threaded, before any fork
+
+
+class Zygote:
+    def __init__(self, path: str):
+        from autograder.sandbox import channel, worker  # what a child needs, loaded now
+
+        self.channel, self.worker = channel, worker
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        os.chmod(path, 0o600)
+        self.listener.listen(64)
+        self.live: set[int] = set()
+        self.statuses: dict[int, int] = {}
+
+    def reap(self) -> None:
+        """Reap every finished child, including orphans we adopted as subreaper."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.live.discard(pid)
+            self.statuses[pid] = os.waitstatus_to_exitcode(status)
+            if len(self.statuses) > MAX_STATUSES:
+                self.statuses.pop(next(iter(self.statuses)))
+
+    def serve_forever(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.listener], [], [], 0.2)
+            self.reap()
+            if ready:
+                conn, _ = self.listener.accept()
+                try:
+                    self.handle(conn)
+                except Exception as exc:  # one bad request never stops the zygote
+                    print(f"zygote: request failed: {exc}", file=sys.stderr)
+                finally:
+                    conn.close()
+
+    def handle(self, conn: socket.socket) -> None:
+        req = self.channel.recv_json(conn)
+        op = req.get("op")
+        if op == "ping":
+            self.channel.send_json(conn, {"ok": True})
+        elif op == "status":
+            self.reap()
+            self.channel.send_json(conn, {"status": self.statuses.get(int(req["pid"]))})
+        elif op == "spawn":
+            self.spawn(conn, req)
+
+    def spawn(self, conn: socket.socket, req: dict) -> None:
+        go_r, go_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: forget the zygote, wait for the go, become a worker
+            self.listener.close()
+            os.close(go_w)
+            os.read(go_r, 1)
+            os.close(go_r)
+            self.worker.run(conn, req)
+        os.close(go_r)
+        self.live.add(pid)
+        self.channel.send_json(conn, {"pid": pid})
+        os.write(go_w, b"g")
+        os.close(go_w)
+
+    def shutdown(self, *_):
+        for pid in list(self.live):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        signal.alarm(5)  # reap everything before leaving: no zombie outlives the batch
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+        os._exit(0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--socket", required=True)
+    args = ap.parse_args()
+    preload()
+    import ctypes
+
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of workers come to us
+    z = Zygote(args.socket)
+    signal.signal(signal.SIGTERM, z.shutdown)
+    signal.signal(signal.SIGINT, z.shutdown)
+    print("ready", flush=True)
+    z.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

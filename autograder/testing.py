@@ -1,0 +1,96 @@
+"""Assertions for lab tests, with messages that name the symptom.
+
+Each helper states the quantity (``what``), the input (``case``), and what
+is wrong (shape, worst error and where, a ratio), never the expected value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from autograder import messages as M
+
+
+def _as_array(x, what: str, case: str) -> np.ndarray:
+    if hasattr(x, "detach"):  # a torch tensor
+        x = x.detach().float().numpy() if str(x.dtype) == "torch.bfloat16" else x.detach().numpy()
+    try:
+        arr = np.asarray(x)
+    except Exception:
+        arr = None
+    if arr is None or arr.dtype.kind not in "biuf":
+        raise AssertionError(M.WRONG_TYPE.format(
+            what=what, case=M.case_suffix(case), expected_type="numbers or an array", got_type=type(x).__name__))
+    return arr
+
+
+def assert_close(actual, expected, *, what: str, case: str = "", rtol: float = 1e-6, atol: float = 0.0) -> None:
+    """Element-wise ``|a - e| <= atol + rtol * |e|`` with a symptom message."""
+    e = _as_array(expected, "reference " + what, case)
+    a = _as_array(actual, what, case)
+    sfx = M.case_suffix(case)
+    if a.shape != e.shape:
+        raise AssertionError(M.WRONG_SHAPE.format(what=what, case=sfx, got=a.shape, expected=e.shape))
+    a = a.astype(np.float64)
+    e = e.astype(np.float64)
+    bad = ~np.isfinite(a) & np.isfinite(e)
+    if bad.any():
+        idx = np.unravel_index(np.argmax(bad), a.shape) if a.shape else ()
+        raise AssertionError(M.NOT_FINITE.format(what=what, case=sfx, count=int(bad.sum()), index=_fmt_index(idx)))
+    err = np.abs(a - e)
+    allowed = atol + rtol * np.abs(e)
+    over = np.where(np.isfinite(e), err - allowed, 0.0)
+    if (over > 0).any():
+        flat = int(np.argmax(over))
+        idx = np.unravel_index(flat, a.shape) if a.shape else ()
+        raise AssertionError(M.NOT_CLOSE.format(
+            what=what, case=sfx, err=float(err.reshape(-1)[flat]), index=_fmt_index(idx), rtol=rtol, atol=atol))
+
+
+def assert_scalar(actual, expected, *, what: str, case: str = "", rtol: float = 1e-6, atol: float = 0.0) -> None:
+    """A single number; on failure say by what factor it is off."""
+    a = _as_array(actual, what, case)
+    sfx = M.case_suffix(case)
+    if a.size != 1:
+        raise AssertionError(M.WRONG_SHAPE.format(what=what, case=sfx, got=a.shape, expected="() (a single number)"))
+    a, e = float(a.reshape(())), float(expected)
+    if not math.isfinite(a):
+        raise AssertionError(M.NOT_FINITE.format(what=what, case=sfx, count=1, index="()"))
+    if abs(a - e) <= atol + rtol * abs(e):
+        return
+    if e == 0 or a == 0 or (a > 0) != (e > 0):
+        raise AssertionError(M.SCALAR_SIGN.format(what=what, case=sfx))
+    raise AssertionError(M.SCALAR_OFF.format(what=what, case=sfx, ratio=a / e, rtol=rtol))
+
+
+def assert_equal(actual, expected, *, what: str, case: str = "") -> None:
+    """Exact equality (integers, strings, booleans): say only that it differs."""
+    if actual != expected:
+        raise AssertionError(M.NOT_EQUAL.format(what=what, case=M.case_suffix(case)))
+
+
+def assert_keys(actual, expected_keys, *, what: str, case: str = "") -> None:
+    """A dict with exactly these keys (names of the missing and extra ones)."""
+    sfx = M.case_suffix(case)
+    if not isinstance(actual, dict):
+        raise AssertionError(M.WRONG_TYPE.format(what=what, case=sfx, expected_type="dict", got_type=type(actual).__name__))
+    missing = sorted(set(expected_keys) - set(actual))
+    extra = sorted(set(actual) - set(expected_keys))
+    if missing:
+        raise AssertionError(M.MISSING_KEYS.format(what=what, case=sfx, keys=missing))
+    if extra:
+        raise AssertionError(M.EXTRA_KEYS.format(what=what, case=sfx, keys=extra))
+
+
+def ratio(actual, expected) -> float:
+    """‖actual‖ / ‖expected‖ (the symptom "4.00× the big-batch gradient")."""
+    a = _as_array(actual, "value", "").astype(np.float64).ravel()
+    e = _as_array(expected, "value", "").astype(np.float64).ravel()
+    en = float(np.linalg.norm(e))
+    return float(np.linalg.norm(a)) / en if en else math.inf
+
+
+def _fmt_index(idx) -> str:
+    return "(" + ", ".join(str(int(i)) for i in idx) + ("," if len(idx) == 1 else "") + ")"

@@ -1,0 +1,165 @@
+"""Plain data across the process boundary: JSON plus ``.npy`` blobs.
+
+Everything a student function takes or returns travels in this format, in
+both grading modes, so a test behaves the same in-process and sandboxed.
+
+* JSON scalars, lists, tuples and dicts (any JSON-able keys) travel as JSON.
+* numpy arrays and numpy scalars, torch tensors travel as ``.npy`` bytes and
+  are read back with ``np.load(allow_pickle=False)``, which refuses object
+  arrays.  Nothing is ever unpickled.
+* Anything else raises :class:`WireError` naming the offending path, e.g.
+  ``unsupported type 'function' at result['fn']``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import struct
+
+import numpy as np
+
+MAX_BYTES = 256 * 2**20  # a result larger than this is refused, not read
+MAX_DEPTH = 64
+
+_LEN = struct.Struct("!Q")
+
+
+class WireError(TypeError):
+    """A value that cannot cross the boundary as plain data."""
+
+
+def _torch():
+    import torch  # imported lazily: the wire is used before torch is needed
+
+    return torch
+
+
+def _is_tensor(x) -> bool:
+    mod = type(x).__module__
+    return mod.startswith("torch") and type(x).__name__ in ("Tensor", "Parameter")
+
+
+def _npy(arr: np.ndarray) -> bytes:
+    if arr.dtype.hasobject:
+        raise WireError("object arrays are not plain data")
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _encode(x, blobs: list[bytes], path: str, depth: int):
+    if depth > MAX_DEPTH:
+        raise WireError(f"value nested deeper than {MAX_DEPTH} levels at {path}")
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, (int, float)) and type(x) in (int, float):
+        if isinstance(x, float) and not math.isfinite(x):
+            return {"__float__": repr(x)}  # JSON has no nan/inf
+        return x
+    if isinstance(x, np.generic):
+        if x.dtype.hasobject:
+            raise WireError(f"unsupported type 'numpy object' at {path}")
+        return _encode(x.item(), blobs, path, depth + 1)
+    if isinstance(x, np.ndarray):
+        blobs.append(_npy(x))
+        return {"__ndarray__": len(blobs) - 1}
+    if _is_tensor(x):
+        t = x.detach().cpu()
+        dtype = str(t.dtype).removeprefix("torch.")
+        if dtype == "bfloat16":  # numpy has no bfloat16: ship the bits
+            t = t.view(_torch().int16)
+        blobs.append(_npy(t.contiguous().numpy()))
+        return {"__tensor__": len(blobs) - 1, "dtype": dtype}
+    if isinstance(x, (list, tuple)):
+        items = [_encode(v, blobs, f"{path}[{i}]", depth + 1) for i, v in enumerate(x)]
+        return items if type(x) is list else {"__tuple__": items}
+    if isinstance(x, dict):
+        if all(type(k) is str for k in x):
+            return {"__dict__": {k: _encode(v, blobs, f"{path}[{k!r}]", depth + 1) for k, v in x.items()}}
+        return {
+            "__pairs__": [
+                [_encode(k, blobs, f"{path} key", depth + 1), _encode(v, blobs, f"{path}[{k!r}]", depth + 1)]
+                for k, v in x.items()
+            ]
+        }
+    raise WireError(f"unsupported type {type(x).__name__!r} at {path}")
+
+
+def _decode(x, blobs: list[bytes]):
+    if isinstance(x, list):
+        return [_decode(v, blobs) for v in x]
+    if not isinstance(x, dict):
+        return x
+    if "__dict__" in x:
+        return {k: _decode(v, blobs) for k, v in x["__dict__"].items()}
+    if "__tuple__" in x:
+        return tuple(_decode(v, blobs) for v in x["__tuple__"])
+    if "__pairs__" in x:
+        return {_hashable(_decode(k, blobs)): _decode(v, blobs) for k, v in x["__pairs__"]}
+    if "__float__" in x:
+        return float(x["__float__"])
+    if "__ndarray__" in x:
+        return _load_npy(blobs[x["__ndarray__"]])
+    if "__tensor__" in x:
+        torch = _torch()
+        arr = _load_npy(blobs[x["__tensor__"]])
+        t = torch.from_numpy(arr.copy())
+        if x["dtype"] == "bfloat16":
+            t = t.view(torch.bfloat16)
+        return t
+    raise WireError(f"malformed message: unknown object {sorted(x)[:3]}")
+
+
+def _hashable(k):
+    if isinstance(k, list):
+        return tuple(_hashable(v) for v in k)
+    return k
+
+
+def _load_npy(blob: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(blob), allow_pickle=False)
+
+
+def dumps(obj, what: str = "value") -> bytes:
+    """Serialize plain data; raise WireError naming what is not plain."""
+    blobs: list[bytes] = []
+    head = json.dumps(_encode(obj, blobs, what, 0), allow_nan=False).encode()
+    parts = [_LEN.pack(len(head)), head, _LEN.pack(len(blobs))]
+    for b in blobs:
+        parts += [_LEN.pack(len(b)), b]
+    data = b"".join(parts)
+    if len(data) > MAX_BYTES:
+        raise WireError(f"{what} is {len(data) / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB limit")
+    return data
+
+
+def loads(data: bytes):
+    """Inverse of :func:`dumps`; never unpickles."""
+    if len(data) > MAX_BYTES:
+        raise WireError(f"message of {len(data)} bytes is over the limit")
+    view = memoryview(data)
+    pos = 0
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        if pos + n > len(view):
+            raise WireError("truncated message")
+        out = view[pos : pos + n].tobytes()
+        pos += n
+        return out
+
+    (hlen,) = _LEN.unpack(take(_LEN.size))
+    head = json.loads(take(hlen))
+    (nblobs,) = _LEN.unpack(take(_LEN.size))
+    blobs = []
+    for _ in range(nblobs):
+        (blen,) = _LEN.unpack(take(_LEN.size))
+        blobs.append(take(blen))
+    return _decode(head, blobs)
+
+
+def roundtrip(obj, what: str = "value"):
+    """What the other side of the boundary would see."""
+    return loads(dumps(obj, what))
