@@ -40,7 +40,7 @@ class _Collector:
 def run_in_process(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], int]:
     paths = [str(p) for p in runner.test_paths(lab)]
     collector = _Collector(lab.hidden_tests_dir)
-    pytest.main([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-q",
+    pytest.main([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-qq",
                  "--no-header", "--tb=no", "-rN", "--rootdir", str(lab.root)], plugins=[collector])
     return collector.results, collector.hidden
 

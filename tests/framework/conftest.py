@@ -18,6 +18,7 @@ def toy_root(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "toyroot"
     shutil.copytree(FIXTURES / "toyroot", root)
     monkeypatch.setenv("IRONLAW_ROOT", str(root))
+    monkeypatch.setenv("COLUMNS", "250")  # rich must not wrap the lines the tests read
     return root
 
 

@@ -1,0 +1,66 @@
+"""check, verify and grade on the toy lab; gradebook columns and results schema."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import zipfile
+
+from autograder.cli import main
+from autograder.gradebook import FIXED_COLUMNS
+from autograder.results import gradescope_json  # noqa: F401  (schema built by one function)
+
+GRADESCOPE_TEST_KEYS = {"score", "max_score", "status", "name", "number", "output", "visibility"}
+
+
+def test_check_stub_and_reference(toy_root, capsys):
+    assert main(["check", "labx"]) == 1
+    out = capsys.readouterr().out
+    assert "add() is not implemented yet" in out and "4 hidden tests run at grading" in out
+    assert main(["check", "labx", "--path", str(toy_root / "solutions" / "labx_toy")]) == 0
+    assert "public tests passed; 4 hidden tests run at grading" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_check_sandboxed_matches(toy_root, capsys):
+    assert main(["check", "labx", "--sandbox", "--path", str(toy_root / "solutions" / "labx_toy")]) == 0
+    assert main(["check", "labx", "--sandbox"]) == 1
+
+
+def test_verify_toy(toy_root, capsys):
+    assert main(["verify", "labx"]) == 0
+    assert "all 3 candidates as expected" in capsys.readouterr().out
+
+
+def test_verify_catches_a_weak_suite(toy_root, capsys):
+    # a variant that claims to lose a question the tests do not catch must fail verify
+    text = (toy_root / "assignments" / "labx_toy" / "lab.toml").read_text()
+    (toy_root / "assignments" / "labx_toy" / "lab.toml").write_text(text.replace('loses = ["norm"]', 'loses = ["add"]'))
+    assert main(["verify", "labx", "--no-sandbox"]) == 1
+    out = capsys.readouterr().out
+    assert "should lose add but kept it" in out and "should keep norm but lost it" in out
+
+
+def test_grade_outputs(toy_root, tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "ref").mkdir(parents=True)
+    shutil.copy(toy_root / "solutions" / "labx_toy" / "toy.py", subs / "ref" / "toy.py")
+    with zipfile.ZipFile(subs / "stub.zip", "w") as z:
+        z.write(toy_root / "assignments" / "labx_toy" / "toy.py", "my-lab/toy.py")
+    (subs / "empty").mkdir()
+    out = tmp_path / "out"
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "2"]) == 0
+    rows = list(csv.reader(open(out / "gradebook.csv")))
+    assert rows[0] == FIXED_COLUMNS + ["add", "norm"]
+    scores = {r[0]: r[1:] for r in rows[1:]}
+    assert scores == {"empty": ["0", "5", "0", "0"], "ref": ["5", "5", "3", "2"], "stub": ["0", "5", "0", "0"]}
+    res = json.loads((out / "results" / "ref.json").read_text())
+    assert res["score"] == 5 and len(res["tests"]) == 5
+    assert all(GRADESCOPE_TEST_KEYS <= set(t) for t in res["tests"])
+    assert {t["visibility"] for t in res["tests"]} <= {"hidden", "after_due_date", "after_published", "visible"}
+    assert "file toy.py is missing" in (out / "feedback" / "empty.md").read_text()
+    assert "not implemented yet" in (out / "feedback" / "stub.md").read_text()
+    # a rerun skips unchanged submissions and keeps the gradebook identical
+    before = (out / "gradebook.csv").read_text()
+    assert main(["grade", "labx", str(subs), "--out", str(out)]) == 0
+    assert (out / "gradebook.csv").read_text() == before

@@ -1,0 +1,83 @@
+"""The pytest plugin: questions, points, visibility, fixtures, feedback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import FIXTURES
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def toy(pytester, monkeypatch):
+    shutil.copytree(FIXTURES / "toyroot", pytester.path, dirs_exist_ok=True)
+    monkeypatch.setenv("IRONLAW_ROOT", str(pytester.path))
+    return pytester
+
+
+def run(toy, *args):
+    out = toy.path / "r.json"
+    toy.runpytest_subprocess("-p", "no:cacheprovider", "--results-json", str(out), *args)
+    return {t["name"]: t for t in json.loads(out.read_text())["tests"]}
+
+
+def test_reference_by_default_and_points(toy):
+    res = run(toy, "tests", "assignments")
+    assert all(t["status"] == "passed" for t in res.values())
+    assert res["test_add_random"]["max_points"] == 1 and res["test_add_public"]["public"]
+    assert res["test_add_public"]["visibility"] == "visible"
+
+
+def test_submission_option_and_feedback(toy):
+    res = run(toy, "tests", "--submission", "assignments/labx_toy")
+    assert all(t["status"] == "failed" and t["points"] == 0 for t in res.values())
+    assert res["test_norm"]["feedback"] == "norm() is not implemented yet"
+    assert res["test_norm"]["kind"] == "not_implemented"
+
+
+def test_question_marker_required(toy):
+    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text("def test_orphan(student):\n    pass\n")
+    result = toy.runpytest_subprocess("-p", "no:cacheprovider", "tests")
+    result.stderr.fnmatch_lines(["*test_orphan: no @pytest.mark.question*"])
+    assert result.ret != 0
+
+
+def test_unknown_question_and_visibility(toy):
+    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.question('add', points=0.5, visibility='after_published')\n"
+        "def test_vis(student):\n    pass\n")
+    res = run(toy, "tests/labx_toy/test_extra.py")
+    assert res["test_vis"]["visibility"] == "after_published" and res["test_vis"]["max_points"] == 0.5
+    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text(
+        "import pytest\n@pytest.mark.question('nope')\ndef test_x(student):\n    pass\n")
+    result = toy.runpytest_subprocess("-p", "no:cacheprovider", "tests")
+    result.stderr.fnmatch_lines(["*unknown question 'nope'*"])
+
+
+def test_bare_assert_does_not_leak_values(toy):
+    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text(
+        "import pytest\n@pytest.mark.question('add')\n"
+        "def test_leak(student, reference):\n"
+        "    assert student.norm(x=[1.0]) == 123456.789\n")
+    res = run(toy, "tests/labx_toy/test_extra.py")
+    assert "123456" not in res["test_leak"]["feedback"]
+    assert res["test_leak"]["feedback"] == "a check in test_leak failed"
+
+
+def test_public_tests_cannot_use_reference(toy):
+    (toy.path / "assignments" / "labx_toy" / "tests" / "test_bad.py").write_text(
+        "import pytest\n@pytest.mark.question('add')\ndef test_peek(reference):\n    pass\n")
+    res = run(toy, "assignments/labx_toy/tests/test_bad.py")
+    assert res["test_peek"]["status"] == "failed"
+
+
+def test_snapshot_detects_missing_and_wrong(toy):
+    snap = toy.path / "assignments" / "labx_toy" / "tests" / "snapshots" / "add_small.npz"
+    snap.unlink()
+    res = run(toy, "assignments")
+    assert "autograder snapshots labx" in res["test_add_public"]["feedback"]
