@@ -102,6 +102,7 @@ class State:
         return seam.CodeProxy(self.backends[key])
 
     def _make_backend(self, lab: labs.Lab, which: str) -> seam.Backend:
+        _one_torch_thread()
         m = lab.manifest
         support = (lab.assignment_dir, m.support_files)
         if which == "reference":
@@ -124,6 +125,14 @@ class State:
             from autograder.sandbox import stop_zygote
 
             stop_zygote()
+
+
+def _one_torch_thread() -> None:
+    """Tiny models on a busy 2-core machine are 10-100x slower with two threads;
+    graders and workers run with one, so local runs do too."""
+    import torch
+
+    torch.set_num_threads(1)
 
 
 # -- collection: every lab test belongs to a question ------------------------

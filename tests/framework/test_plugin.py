@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 
+from pathlib import Path
+
 import pytest
 
-from conftest import FIXTURES
+FIXTURES = Path(__file__).parent / "fixtures"
 
 pytest_plugins = ["pytester"]
 

@@ -1,0 +1,287 @@
+"""Lab 3: training memory (your code: fill in every function).
+
+Training memory = weights + gradients + optimizer state + activations.
+This lab measures the four terms on a real (tiny) PyTorch model, derives
+the 16 bytes/parameter rule and the per-layer activation formula, reads the
+number formats from ``torch.finfo``, measures checkpointing, and ends with
+GPT-2 XL on a 32 GiB V100.
+
+Units and conventions used everywhere in this file:
+
+* A byte count is a Python ``int`` (exact), unless a docstring says float.
+* GB means 10⁹ bytes (``GB = 1e9``); GiB means 2³⁰ bytes.  A V100 has
+  32 GiB = 34.4 GB.
+* Models, batches and optimizers are built only through the shipped
+  ``lab3_models`` module from plain config dicts (see its docstring).  The
+  batch is always ``make_batch(config, batch_size, seed=0)``.
+* The bytes of a tensor ``t`` are ``t.numel() * t.element_size()``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from lab3_models import build_model, build_optimizer, forward_loss, make_batch
+
+GB = 1e9  # bytes; the chapter's GB is decimal
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+# -- 1. The four terms, measured -------------------------------------------------------
+def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
+    """Count activation memory two ways during one forward pass (to the loss).
+
+    Build the model with ``build_model(config)`` and the batch with
+    ``make_batch(config, batch_size, seed=0)``; run ``forward_loss(model,
+    batch)`` once (the forward pass includes the loss) with both kinds of
+    hooks installed.
+
+    1. ``torch.autograd.graph.saved_tensors_hooks(pack, unpack)``: ``pack``
+       is called once for every tensor autograd saves for backward (let
+       ``pack`` return the tensor itself and ``unpack`` return what it gets).
+       - ``"saved_tensors"``: the number of ``pack`` calls (every call,
+         parameters included).
+       - ``"parameter_saves"``: the number of those calls whose tensor shares
+         its storage with one of ``model.parameters()`` (compare
+         ``t.untyped_storage().data_ptr()``; a ``weight.t()`` view counts).
+       - ``"saved_bytes"``: the activation term.  Sum
+         ``t.untyped_storage().nbytes()`` over the **distinct** storages
+         (by ``data_ptr()``) that were packed, leaving out parameter
+         storages (they are weights).  Integer index tensors, masks and the
+         loss's own saved tensors count.
+    2. ``register_forward_hook`` on every **leaf** module (a module with no
+       children; each module once, even if it appears twice in the tree):
+       - ``"module_output_bytes"``: the sum of ``numel() * element_size()``
+         over every tensor each leaf module returns, once per call.
+
+    Returns ``{"saved_bytes": int, "saved_tensors": int,
+    "parameter_saves": int, "module_output_bytes": int}``.
+    Remove your hooks before returning.
+    """
+    raise NotImplementedError
+
+
+def measure_four_terms(*, config: dict, batch_size: int, optimizer: dict) -> dict:
+    """The four terms of training memory, in bytes, for one training step.
+
+    Steps: ``model = build_model(config)``, ``opt = build_optimizer(model,
+    optimizer)``, batch ``make_batch(config, batch_size, seed=0)``; one
+    forward pass to the loss (``forward_loss``), ``loss.backward()``, one
+    ``opt.step()``.
+
+    - ``"weights"``: bytes of ``model.parameters()`` (each parameter once, so
+      a tied embedding/head weight counts once; frozen parameters count).
+    - ``"gradients"``: bytes of every ``p.grad`` that is not ``None`` after
+      backward (frozen parameters have none).
+    - ``"optimizer_state"``: after the step, bytes of every tensor value in
+      ``opt.state[p]`` for every parameter, except the scalar ``"step"``
+      counter (Adam's m and v, SGD's momentum buffer; plain SGD has none).
+    - ``"activations"``: the bytes autograd saves during this forward pass,
+      counted exactly as ``"saved_bytes"`` in :func:`activation_hook_counts`.
+    - ``"total"``: the sum of the four.
+
+    Returns ``{"weights", "gradients", "optimizer_state", "activations",
+    "total"}``, all ``int``.
+    """
+    raise NotImplementedError
+
+
+# -- 2. Bytes per parameter --------------------------------------------------------------
+def bytes_per_parameter(*, scheme: str) -> dict:
+    """Bytes each parameter costs in weights, gradients and optimizer state.
+
+    ``scheme`` is one of:
+
+    - ``"mixed_adam"``: mixed-precision Adam (the chapter's 16): FP16 weights
+      2, FP16 gradients 2, FP32 master weights 4, Adam m 4, Adam v 4.
+    - ``"fp32_adam"``: everything in FP32: weights 4, gradients 4, no master
+      copy (0), m 4, v 4 (also 16).
+    - ``"mixed_adam_fp32_grads"``: as ``"mixed_adam"`` but gradients kept in
+      FP32 (4), as Megatron-LM counts it (18).
+
+    Returns ``{"weights", "gradients", "master", "adam_m", "adam_v",
+    "total"}``, all ``int`` bytes per parameter (``"total"`` is their sum).
+    Activations are not included: they scale with the batch, not with P.
+    """
+    raise NotImplementedError
+
+
+def model_state_bytes(*, n_params: int, scheme: str) -> int:
+    """Bytes of weights + gradients + optimizer state for ``n_params``
+    parameters under ``scheme`` (see :func:`bytes_per_parameter`): an ``int``.
+
+    Example: 7e9 parameters with ``"mixed_adam"`` is 112 GB (112e9 bytes).
+    """
+    raise NotImplementedError
+
+
+# -- 3. Activations per transformer layer (Korthikanti et al.) ----------------------------
+def attention_score_bytes(*, s: int, b: int, a: int) -> dict:
+    """Bytes of the three (b, a, s, s) tensors behind the 5 in 5·a·s/h.
+
+    - ``"scores"``: the QKᵀ scores in FP16, 2 bytes per element.
+    - ``"softmax"``: the softmax output in FP16, 2 bytes per element.
+    - ``"dropout_mask"``: the attention-dropout mask, 1 byte per element.
+
+    Each has b·a·s·s elements.  Returns the three as ``int`` bytes.
+    """
+    raise NotImplementedError
+
+
+def activation_bytes(*, s: int, b: int, h: int, a: int, n_layers: int = 1,
+                     recompute: str = "none") -> int:
+    """Activation bytes of ``n_layers`` transformer layers (FP16, Korthikanti).
+
+    Per layer, with sequence s, micro-batch b, hidden size h and a heads:
+
+    - ``recompute="none"``: s·b·h·(34 + 5·a·s/h) = 34·s·b·h + 5·a·s²·b
+      (the second term is :func:`attention_score_bytes` summed);
+    - ``"selective"`` (recompute only the attention scores): 34·s·b·h;
+    - ``"full"`` (keep only each layer's input): 2·s·b·h.
+
+    Returns the ``int`` total for ``n_layers`` layers (compute it in integers
+    as written on the right, so it is exact).
+    GPT-2 XL (s=1024, b=8, h=1600, a=25): 1.494 GB per layer, 71.7 GB for 48.
+    """
+    raise NotImplementedError
+
+
+# -- 4. Number formats -----------------------------------------------------------------------
+def format_ranges() -> dict:
+    """FP32, FP16 and BF16 read from ``torch.finfo``.
+
+    Returns ``{"float32": {...}, "float16": {...}, "bfloat16": {...}}``; each
+    inner dict has:
+
+    - ``"max"``: the largest finite value (``finfo.max``), float;
+    - ``"min_normal"``: the smallest positive normal (``finfo.tiny``), float;
+    - ``"min_subnormal"``: the smallest positive subnormal,
+      ``finfo.tiny * finfo.eps``, float;
+    - ``"eps"``: ``finfo.eps`` (the gap between 1 and the next value), float;
+    - ``"mantissa_bits"``: stored fraction bits, −log2(eps), int;
+    - ``"exponent_bits"``: ``finfo.bits − 1 − mantissa_bits``, int.
+    """
+    raise NotImplementedError
+
+
+def fp16_gradient_underflow(*, config: dict, batch_size: int, loss_scale: float = 1.0) -> dict:
+    """How many of a real model's gradients vanish when cast to FP16.
+
+    Build the FP32 model and batch (``seed=0``) from ``config``; compute
+    ``loss = forward_loss(model, batch)`` and call ``(loss * loss_scale)
+    .backward()`` (scale the loss before backward, as a loss scaler does;
+    ``loss_scale`` is a power of two, so scaling is exact in FP32).  Then cast
+    every gradient ``g`` (FP32) to ``torch.float16``:
+
+    - ``"n_nonzero"``: elements with ``g != 0``;
+    - ``"n_underflow"``: elements with ``g != 0`` whose FP16 value is 0;
+    - ``"n_overflow"``: elements whose FP16 value is ±inf;
+    - ``"underflow_fraction"``: ``n_underflow / n_nonzero`` (0.0 if none);
+    - ``"underflow_by_parameter"``: ``{name: fraction}`` for every
+      parameter with a gradient, names from ``model.named_parameters()``
+      (a tied weight appears once), same definition of fraction.
+
+    Counts are ``int``, fractions ``float``.  ``config`` must be FP32.
+    """
+    raise NotImplementedError
+
+
+def lost_updates(*,
+                 weights: np.ndarray,  # (...) float32, any shape
+                 updates: np.ndarray,  # same shape as weights, float32
+                 ) -> dict:
+    """Fraction of nonzero updates that leave the weight unchanged.
+
+    ``weights`` and ``updates`` are float32 arrays of one shape (an update is
+    lr × grad).  For each format ``dt`` in float32, float16 and bfloat16:
+    cast both arrays to ``dt`` (torch), add them in ``dt``, and count the
+    elements with ``updates != 0`` (as given) where ``w_dt + u_dt == w_dt``.
+
+    Returns ``{"float32": float, "float16": float, "bfloat16": float}``, each
+    the lost count divided by the number of nonzero updates (0.0 if none).
+    This is why master weights stay in FP32.
+    """
+    raise NotImplementedError
+
+
+# -- 5. Checkpointing ----------------------------------------------------------------------
+def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
+    """The √N rule: keep k checkpoints of N layers and recompute in between.
+
+    Memory is about k + N/k layer-activations ("units"; storing every layer
+    is N units), for roughly one extra forward pass.
+
+    Returns ``{"units": k + N/k, "saving": 1 − units/N}`` (floats).
+    48 layers with 7 checkpoints keep 13.9 units, a 71.1% saving.
+    """
+    raise NotImplementedError
+
+
+def best_checkpoint_count(*, n_layers: int) -> int:
+    """The integer k in 1..N that minimises k + N/k (the smaller k on a tie).
+
+    Near √N; for N = 48 it is 7.
+    """
+    raise NotImplementedError
+
+
+def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -> dict:
+    """Saved-activation bytes and recompute counts, with torch.utils.checkpoint.
+
+    Build the model and batch (``seed=0``).  Run the forward pass as
+    ``h = model.embed(x)``; the blocks; ``loss = model.head_loss(h, y)``:
+
+    - ``segment_size == 0``: no checkpointing, blocks run one after another
+      (exactly ``forward_loss``);
+    - ``segment_size = k >= 1``: split ``model.blocks`` into consecutive
+      segments of k blocks (the last may be shorter) and run **every**
+      segment, the last one included, through
+      ``torch.utils.checkpoint.checkpoint(fn, ..., use_reentrant=False)``.
+      (``checkpoint_sequential`` leaves the last segment unchecked: do not
+      use it.)
+
+    Then ``loss.backward()``.
+
+    - ``"saved_bytes"``: the activation bytes saved during the forward pass
+      (hooks around all of it, ``embed`` to loss), counted exactly as
+      ``"saved_bytes"`` in :func:`activation_hook_counts` (distinct
+      non-parameter storages seen by ``saved_tensors_hooks``).  With
+      checkpointing these hooks see each segment's input, which the
+      checkpoint saves, but nothing saved inside a segment.
+    - ``"forward_calls"``: a list of ``len(model.blocks)`` ints, one per
+      block: how many times that block's forward **started** during
+      forward + backward.
+      Count with ``register_forward_pre_hook``: non-reentrant checkpointing
+      stops a recomputation as soon as it has rebuilt the last saved tensor,
+      so a forward (post) hook can miss the recompute.
+    - ``"loss"``: the loss, a float.
+    - ``"grad_norm"``: the L2 norm of all parameter gradients together
+      (√ of the sum of squares over every ``p.grad``), a float.
+    """
+    raise NotImplementedError
+
+
+# -- 6. GPT-2 XL on a V100 ----------------------------------------------------------------
+def v100_walkthrough(*, n_params: int, n_layers: int, s: int, b: int, h: int, a: int,
+                     checkpoint_every: int, capacity_bytes: float) -> dict:
+    """Three steps toward fitting a model on one GPU (bytes, as floats).
+
+    - ``"fp32_baseline"``: ``model_state_bytes(scheme="fp32_adam")`` plus
+      FP32 activations, taken as twice :func:`activation_bytes` (no
+      recompute) for all ``n_layers`` (the chapter doubles the whole FP16
+      count).
+    - ``"mixed_precision"``: ``model_state_bytes(scheme="mixed_adam")`` plus
+      the FP16 activations.
+    - ``"checkpointed"``: the mixed-precision model state plus the FP16
+      activations divided by ``checkpoint_every`` (checkpoint every k layers
+      keeps about 1/k of them).
+    - ``"fits"``: ``{step: total <= capacity_bytes}`` for the three steps (bool).
+
+    GPT-2 XL (1.5e9 params, 48 layers, s=1024, b=4, h=1600, a=25, k=4) on a
+    V100 (32 GiB = 34.4 GB): 95.7 GB, 59.9 GB, 33.0 GB; only the last fits.
+    """
+    raise NotImplementedError

@@ -1,0 +1,443 @@
+"""Lab 3: training memory (reference solution).
+
+Training memory = weights + gradients + optimizer state + activations.
+This lab measures the four terms on a real (tiny) PyTorch model, derives
+the 16 bytes/parameter rule and the per-layer activation formula, reads the
+number formats from ``torch.finfo``, measures checkpointing, and ends with
+GPT-2 XL on a 32 GiB V100.
+
+Units and conventions used everywhere in this file:
+
+* A byte count is a Python ``int`` (exact), unless a docstring says float.
+* GB means 10⁹ bytes (``GB = 1e9``); GiB means 2³⁰ bytes.  A V100 has
+  32 GiB = 34.4 GB.
+* Models, batches and optimizers are built only through the shipped
+  ``lab3_models`` module from plain config dicts (see its docstring).  The
+  batch is always ``make_batch(config, batch_size, seed=0)``.
+* The bytes of a tensor ``t`` are ``t.numel() * t.element_size()``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from lab3_models import build_model, build_optimizer, forward_loss, make_batch
+
+GB = 1e9  # bytes; the chapter's GB is decimal
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def _nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+def _saved_tensors(model: torch.nn.Module, run):
+    """Call ``run()`` under saved-tensor hooks; count what autograd saves.
+
+    Returns ``(saved_bytes, pack_calls, parameter_saves, result_of_run)``.
+    Several saves can share one storage (a view, or one tensor saved by two
+    ops), and the memory is held once, so bytes are summed over distinct
+    storages.  A parameter's storage is already counted as a weight.
+    """
+    param_ptrs = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    storages: dict[int, int] = {}  # storage data_ptr -> storage bytes
+    calls = {"all": 0, "param": 0}
+
+    def pack(t):
+        calls["all"] += 1
+        ptr = t.untyped_storage().data_ptr()
+        if ptr in param_ptrs:
+            calls["param"] += 1
+        else:
+            storages[ptr] = t.untyped_storage().nbytes()
+        return t  # keep the tensor itself: we count, we do not offload
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = run()
+    return sum(storages.values()), calls["all"], calls["param"], result
+
+
+# -- 1. The four terms, measured -------------------------------------------------------
+def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
+    """Count activation memory two ways during one forward pass (to the loss).
+
+    Build the model with ``build_model(config)`` and the batch with
+    ``make_batch(config, batch_size, seed=0)``; run ``forward_loss(model,
+    batch)`` once (the forward pass includes the loss) with both kinds of
+    hooks installed.
+
+    1. ``torch.autograd.graph.saved_tensors_hooks(pack, unpack)``: ``pack``
+       is called once for every tensor autograd saves for backward (let
+       ``pack`` return the tensor itself and ``unpack`` return what it gets).
+       - ``"saved_tensors"``: the number of ``pack`` calls (every call,
+         parameters included).
+       - ``"parameter_saves"``: the number of those calls whose tensor shares
+         its storage with one of ``model.parameters()`` (compare
+         ``t.untyped_storage().data_ptr()``; a ``weight.t()`` view counts).
+       - ``"saved_bytes"``: the activation term.  Sum
+         ``t.untyped_storage().nbytes()`` over the **distinct** storages
+         (by ``data_ptr()``) that were packed, leaving out parameter
+         storages (they are weights).  Integer index tensors, masks and the
+         loss's own saved tensors count.
+    2. ``register_forward_hook`` on every **leaf** module (a module with no
+       children; each module once, even if it appears twice in the tree):
+       - ``"module_output_bytes"``: the sum of ``numel() * element_size()``
+         over every tensor each leaf module returns, once per call.
+
+    Returns ``{"saved_bytes": int, "saved_tensors": int,
+    "parameter_saves": int, "module_output_bytes": int}``.
+    Remove your hooks before returning.
+    """
+    model = build_model(config)
+    batch = make_batch(config, batch_size, seed=0)
+    leaves = [m for m in model.modules() if not list(m.children())]  # modules() yields each once
+    out_bytes = [0]
+
+    def on_output(module, inputs, output):
+        outs = output if isinstance(output, (tuple, list)) else (output,)
+        out_bytes[0] += sum(_nbytes(t) for t in outs if torch.is_tensor(t))
+
+    handles = [m.register_forward_hook(on_output) for m in leaves]
+    try:
+        saved, calls, param_calls, _ = _saved_tensors(model, lambda: forward_loss(model, batch))
+    finally:
+        for h in handles:
+            h.remove()
+    return {"saved_bytes": saved, "saved_tensors": calls,
+            "parameter_saves": param_calls, "module_output_bytes": out_bytes[0]}
+
+
+def measure_four_terms(*, config: dict, batch_size: int, optimizer: dict) -> dict:
+    """The four terms of training memory, in bytes, for one training step.
+
+    Steps: ``model = build_model(config)``, ``opt = build_optimizer(model,
+    optimizer)``, batch ``make_batch(config, batch_size, seed=0)``; one
+    forward pass to the loss (``forward_loss``), ``loss.backward()``, one
+    ``opt.step()``.
+
+    - ``"weights"``: bytes of ``model.parameters()`` (each parameter once, so
+      a tied embedding/head weight counts once; frozen parameters count).
+    - ``"gradients"``: bytes of every ``p.grad`` that is not ``None`` after
+      backward (frozen parameters have none).
+    - ``"optimizer_state"``: after the step, bytes of every tensor value in
+      ``opt.state[p]`` for every parameter, except the scalar ``"step"``
+      counter (Adam's m and v, SGD's momentum buffer; plain SGD has none).
+    - ``"activations"``: the bytes autograd saves during this forward pass,
+      counted exactly as ``"saved_bytes"`` in :func:`activation_hook_counts`.
+    - ``"total"``: the sum of the four.
+
+    Returns ``{"weights", "gradients", "optimizer_state", "activations",
+    "total"}``, all ``int``.
+    """
+    model = build_model(config)
+    opt = build_optimizer(model, optimizer)
+    batch = make_batch(config, batch_size, seed=0)
+
+    weights = sum(_nbytes(p) for p in model.parameters())
+    activations, _, _, loss = _saved_tensors(model, lambda: forward_loss(model, batch))
+    loss.backward()
+    gradients = sum(_nbytes(p.grad) for p in model.parameters() if p.grad is not None)
+    opt.step()
+    # "step" is a scalar counter per parameter tensor, not per-element state
+    state = sum(_nbytes(v) for s in opt.state.values() for k, v in s.items()
+                if k != "step" and torch.is_tensor(v))
+    return {"weights": weights, "gradients": gradients, "optimizer_state": state,
+            "activations": activations, "total": weights + gradients + state + activations}
+
+
+# -- 2. Bytes per parameter --------------------------------------------------------------
+def bytes_per_parameter(*, scheme: str) -> dict:
+    """Bytes each parameter costs in weights, gradients and optimizer state.
+
+    ``scheme`` is one of:
+
+    - ``"mixed_adam"``: mixed-precision Adam (the chapter's 16): FP16 weights
+      2, FP16 gradients 2, FP32 master weights 4, Adam m 4, Adam v 4.
+    - ``"fp32_adam"``: everything in FP32: weights 4, gradients 4, no master
+      copy (0), m 4, v 4 (also 16).
+    - ``"mixed_adam_fp32_grads"``: as ``"mixed_adam"`` but gradients kept in
+      FP32 (4), as Megatron-LM counts it (18).
+
+    Returns ``{"weights", "gradients", "master", "adam_m", "adam_v",
+    "total"}``, all ``int`` bytes per parameter (``"total"`` is their sum).
+    Activations are not included: they scale with the batch, not with P.
+    """
+    fp16, fp32 = 2, 4
+    table = {
+        "mixed_adam": dict(weights=fp16, gradients=fp16, master=fp32, adam_m=fp32, adam_v=fp32),
+        "fp32_adam": dict(weights=fp32, gradients=fp32, master=0, adam_m=fp32, adam_v=fp32),
+        "mixed_adam_fp32_grads": dict(weights=fp16, gradients=fp32, master=fp32, adam_m=fp32, adam_v=fp32),
+    }
+    assert scheme in table, f"scheme must be one of {sorted(table)}, got {scheme!r}"
+    parts = table[scheme]
+    return {**parts, "total": sum(parts.values())}
+
+
+def model_state_bytes(*, n_params: int, scheme: str) -> int:
+    """Bytes of weights + gradients + optimizer state for ``n_params``
+    parameters under ``scheme`` (see :func:`bytes_per_parameter`): an ``int``.
+
+    Example: 7e9 parameters with ``"mixed_adam"`` is 112 GB (112e9 bytes).
+    """
+    return int(n_params) * bytes_per_parameter(scheme=scheme)["total"]
+
+
+# -- 3. Activations per transformer layer (Korthikanti et al.) ----------------------------
+def attention_score_bytes(*, s: int, b: int, a: int) -> dict:
+    """Bytes of the three (b, a, s, s) tensors behind the 5 in 5·a·s/h.
+
+    - ``"scores"``: the QKᵀ scores in FP16, 2 bytes per element.
+    - ``"softmax"``: the softmax output in FP16, 2 bytes per element.
+    - ``"dropout_mask"``: the attention-dropout mask, 1 byte per element.
+
+    Each has b·a·s·s elements.  Returns the three as ``int`` bytes.
+    """
+    n = b * a * s * s  # one (b, a, s, s) tensor
+    return {"scores": 2 * n, "softmax": 2 * n, "dropout_mask": 1 * n}
+
+
+def activation_bytes(*, s: int, b: int, h: int, a: int, n_layers: int = 1,
+                     recompute: str = "none") -> int:
+    """Activation bytes of ``n_layers`` transformer layers (FP16, Korthikanti).
+
+    Per layer, with sequence s, micro-batch b, hidden size h and a heads:
+
+    - ``recompute="none"``: s·b·h·(34 + 5·a·s/h) = 34·s·b·h + 5·a·s²·b
+      (the second term is :func:`attention_score_bytes` summed);
+    - ``"selective"`` (recompute only the attention scores): 34·s·b·h;
+    - ``"full"`` (keep only each layer's input): 2·s·b·h.
+
+    Returns the ``int`` total for ``n_layers`` layers (compute it in integers
+    as written on the right, so it is exact).
+    GPT-2 XL (s=1024, b=8, h=1600, a=25): 1.494 GB per layer, 71.7 GB for 48.
+    """
+    linear = 34 * s * b * h
+    attention = sum(attention_score_bytes(s=s, b=b, a=a).values())  # 5·a·s²·b
+    per_layer = {"none": linear + attention, "selective": linear, "full": 2 * s * b * h}
+    assert recompute in per_layer, f"recompute must be one of {sorted(per_layer)}, got {recompute!r}"
+    return n_layers * per_layer[recompute]
+
+
+# -- 4. Number formats -----------------------------------------------------------------------
+def format_ranges() -> dict:
+    """FP32, FP16 and BF16 read from ``torch.finfo``.
+
+    Returns ``{"float32": {...}, "float16": {...}, "bfloat16": {...}}``; each
+    inner dict has:
+
+    - ``"max"``: the largest finite value (``finfo.max``), float;
+    - ``"min_normal"``: the smallest positive normal (``finfo.tiny``), float;
+    - ``"min_subnormal"``: the smallest positive subnormal,
+      ``finfo.tiny * finfo.eps``, float;
+    - ``"eps"``: ``finfo.eps`` (the gap between 1 and the next value), float;
+    - ``"mantissa_bits"``: stored fraction bits, −log2(eps), int;
+    - ``"exponent_bits"``: ``finfo.bits − 1 − mantissa_bits``, int.
+    """
+    out = {}
+    for name in ("float32", "float16", "bfloat16"):
+        f = torch.finfo(DTYPES[name])
+        mantissa = int(round(-math.log2(f.eps)))
+        out[name] = {"max": float(f.max), "min_normal": float(f.tiny),
+                     "min_subnormal": float(f.tiny * f.eps), "eps": float(f.eps),
+                     "mantissa_bits": mantissa, "exponent_bits": f.bits - 1 - mantissa}
+    return out
+
+
+def fp16_gradient_underflow(*, config: dict, batch_size: int, loss_scale: float = 1.0) -> dict:
+    """How many of a real model's gradients vanish when cast to FP16.
+
+    Build the FP32 model and batch (``seed=0``) from ``config``; compute
+    ``loss = forward_loss(model, batch)`` and call ``(loss * loss_scale)
+    .backward()`` (scale the loss before backward, as a loss scaler does;
+    ``loss_scale`` is a power of two, so scaling is exact in FP32).  Then cast
+    every gradient ``g`` (FP32) to ``torch.float16``:
+
+    - ``"n_nonzero"``: elements with ``g != 0``;
+    - ``"n_underflow"``: elements with ``g != 0`` whose FP16 value is 0;
+    - ``"n_overflow"``: elements whose FP16 value is ±inf;
+    - ``"underflow_fraction"``: ``n_underflow / n_nonzero`` (0.0 if none);
+    - ``"underflow_by_parameter"``: ``{name: fraction}`` for every
+      parameter with a gradient, names from ``model.named_parameters()``
+      (a tied weight appears once), same definition of fraction.
+
+    Counts are ``int``, fractions ``float``.  ``config`` must be FP32.
+    """
+    model = build_model(config)
+    assert next(model.parameters()).dtype == torch.float32, "fp16_gradient_underflow needs an FP32 model"
+    loss = forward_loss(model, make_batch(config, batch_size, seed=0))
+    (loss * loss_scale).backward()
+
+    totals = {"n_nonzero": 0, "n_underflow": 0, "n_overflow": 0}
+    by_param = {}
+    for name, p in model.named_parameters():
+        if p.grad is None:
+            continue
+        g = p.grad
+        g16 = g.to(torch.float16)
+        nonzero = int((g != 0).sum())
+        under = int(((g != 0) & (g16 == 0)).sum())  # flushed: smaller than half the min subnormal
+        totals["n_nonzero"] += nonzero
+        totals["n_underflow"] += under
+        totals["n_overflow"] += int(torch.isinf(g16).sum())  # larger than 65504
+        by_param[name] = under / nonzero if nonzero else 0.0
+    n = totals["n_nonzero"]
+    return {**totals, "underflow_fraction": totals["n_underflow"] / n if n else 0.0,
+            "underflow_by_parameter": by_param}
+
+
+def lost_updates(*,
+                 weights: np.ndarray,  # (...) float32, any shape
+                 updates: np.ndarray,  # same shape as weights, float32
+                 ) -> dict:
+    """Fraction of nonzero updates that leave the weight unchanged.
+
+    ``weights`` and ``updates`` are float32 arrays of one shape (an update is
+    lr × grad).  For each format ``dt`` in float32, float16 and bfloat16:
+    cast both arrays to ``dt`` (torch), add them in ``dt``, and count the
+    elements with ``updates != 0`` (as given) where ``w_dt + u_dt == w_dt``.
+
+    Returns ``{"float32": float, "float16": float, "bfloat16": float}``, each
+    the lost count divided by the number of nonzero updates (0.0 if none).
+    This is why master weights stay in FP32.
+    """
+    assert weights.shape == updates.shape, f"shapes differ: {weights.shape} vs {updates.shape}"
+    w = torch.as_tensor(np.asarray(weights, dtype=np.float32))
+    u = torch.as_tensor(np.asarray(updates, dtype=np.float32))
+    moving = u != 0
+    n = int(moving.sum())
+    out = {}
+    for name in ("float32", "float16", "bfloat16"):
+        w_dt, u_dt = w.to(DTYPES[name]), u.to(DTYPES[name])
+        lost = moving & (w_dt + u_dt == w_dt)
+        out[name] = int(lost.sum()) / n if n else 0.0
+    return out
+
+
+# -- 5. Checkpointing ----------------------------------------------------------------------
+def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
+    """The √N rule: keep k checkpoints of N layers and recompute in between.
+
+    Memory is about k + N/k layer-activations ("units"; storing every layer
+    is N units), for roughly one extra forward pass.
+
+    Returns ``{"units": k + N/k, "saving": 1 − units/N}`` (floats).
+    48 layers with 7 checkpoints keep 13.9 units, a 71.1% saving.
+    """
+    N, k = n_layers, n_checkpoints
+    assert 1 <= k <= N, f"need 1 <= n_checkpoints <= n_layers, got k={k}, N={N}"
+    units = k + N / k
+    return {"units": units, "saving": 1 - units / N}
+
+
+def best_checkpoint_count(*, n_layers: int) -> int:
+    """The integer k in 1..N that minimises k + N/k (the smaller k on a tie).
+
+    Near √N; for N = 48 it is 7.
+    """
+    N = n_layers
+    return min(range(1, N + 1), key=lambda k: (k + N / k, k))
+
+
+def _run_blocks(blocks, h):
+    for block in blocks:
+        h = block(h)
+    return h
+
+
+def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -> dict:
+    """Saved-activation bytes and recompute counts, with torch.utils.checkpoint.
+
+    Build the model and batch (``seed=0``).  Run the forward pass as
+    ``h = model.embed(x)``; the blocks; ``loss = model.head_loss(h, y)``:
+
+    - ``segment_size == 0``: no checkpointing, blocks run one after another
+      (exactly ``forward_loss``);
+    - ``segment_size = k >= 1``: split ``model.blocks`` into consecutive
+      segments of k blocks (the last may be shorter) and run **every**
+      segment, the last one included, through
+      ``torch.utils.checkpoint.checkpoint(fn, ..., use_reentrant=False)``.
+      (``checkpoint_sequential`` leaves the last segment unchecked: do not
+      use it.)
+
+    Then ``loss.backward()``.
+
+    - ``"saved_bytes"``: the activation bytes saved during the forward pass
+      (hooks around all of it, ``embed`` to loss), counted exactly as
+      ``"saved_bytes"`` in :func:`activation_hook_counts` (distinct
+      non-parameter storages seen by ``saved_tensors_hooks``).  With
+      checkpointing these hooks see each segment's input, which the
+      checkpoint saves, but nothing saved inside a segment.
+    - ``"forward_calls"``: a list of ``len(model.blocks)`` ints, one per
+      block: how many times that block's forward **started** during
+      forward + backward.
+      Count with ``register_forward_pre_hook``: non-reentrant checkpointing
+      stops a recomputation as soon as it has rebuilt the last saved tensor,
+      so a forward (post) hook can miss the recompute.
+    - ``"loss"``: the loss, a float.
+    - ``"grad_norm"``: the L2 norm of all parameter gradients together
+      (√ of the sum of squares over every ``p.grad``), a float.
+    """
+    model = build_model(config)
+    x, y = make_batch(config, batch_size, seed=0)
+    blocks = list(model.blocks)
+    calls = [0] * len(blocks)
+
+    def count(i):
+        def pre_hook(module, inputs):
+            calls[i] += 1
+        return pre_hook
+
+    handles = [blk.register_forward_pre_hook(count(i)) for i, blk in enumerate(blocks)]
+
+    def forward():
+        h = model.embed(x)
+        if segment_size == 0:
+            h = _run_blocks(blocks, h)
+        else:
+            for start in range(0, len(blocks), segment_size):
+                segment = blocks[start:start + segment_size]
+                # only the segment's input is kept; its insides are rebuilt in backward
+                h = checkpoint(_run_blocks, segment, h, use_reentrant=False)
+        return model.head_loss(h, y)
+
+    try:
+        saved, _, _, loss = _saved_tensors(model, forward)
+        loss.backward()
+    finally:
+        for hd in handles:
+            hd.remove()
+    grad_sq = sum(float(p.grad.double().pow(2).sum()) for p in model.parameters() if p.grad is not None)
+    return {"saved_bytes": saved, "forward_calls": calls, "loss": float(loss.detach()),
+            "grad_norm": math.sqrt(grad_sq)}
+
+
+# -- 6. GPT-2 XL on a V100 ----------------------------------------------------------------
+def v100_walkthrough(*, n_params: int, n_layers: int, s: int, b: int, h: int, a: int,
+                     checkpoint_every: int, capacity_bytes: float) -> dict:
+    """Three steps toward fitting a model on one GPU (bytes, as floats).
+
+    - ``"fp32_baseline"``: ``model_state_bytes(scheme="fp32_adam")`` plus
+      FP32 activations, taken as twice :func:`activation_bytes` (no
+      recompute) for all ``n_layers`` (the chapter doubles the whole FP16
+      count).
+    - ``"mixed_precision"``: ``model_state_bytes(scheme="mixed_adam")`` plus
+      the FP16 activations.
+    - ``"checkpointed"``: the mixed-precision model state plus the FP16
+      activations divided by ``checkpoint_every`` (checkpoint every k layers
+      keeps about 1/k of them).
+    - ``"fits"``: ``{step: total <= capacity_bytes}`` for the three steps (bool).
+
+    GPT-2 XL (1.5e9 params, 48 layers, s=1024, b=4, h=1600, a=25, k=4) on a
+    V100 (32 GiB = 34.4 GB): 95.7 GB, 59.9 GB, 33.0 GB; only the last fits.
+    """
+    acts = activation_bytes(s=s, b=b, h=h, a=a, n_layers=n_layers, recompute="none")  # FP16
+    steps = {
+        "fp32_baseline": float(model_state_bytes(n_params=n_params, scheme="fp32_adam") + 2 * acts),
+        "mixed_precision": float(model_state_bytes(n_params=n_params, scheme="mixed_adam") + acts),
+        "checkpointed": model_state_bytes(n_params=n_params, scheme="mixed_adam") + acts / checkpoint_every,
+    }
+    return {**steps, "fits": {k: bool(v <= capacity_bytes) for k, v in steps.items()}}

@@ -1,0 +1,213 @@
+"""Lab 3 hidden tests: the trusted side's own ground truth.
+
+Everything here runs in the grader, never in student code.  Models come from
+the shipped ``lab3_models.py`` in the assignment folder (loaded by path, never
+from a submission), so the student, the reference and these checks measure
+the very same seeded tensors.  The ground truth is computed with torch itself
+(saved-tensor hooks, forward hooks, torch.optim, torch.utils.checkpoint),
+independently of the reference module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from autograder import messages as M
+from autograder.testing import assert_close, assert_scalar
+
+_SUPPORT_CACHE: dict[str, object] = {}
+
+
+def _load_support(path):
+    key = str(path)
+    if key not in _SUPPORT_CACHE:
+        spec = importlib.util.spec_from_file_location("lab3_models_grader", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _SUPPORT_CACHE[key] = mod
+    return _SUPPORT_CACHE[key]
+
+
+# -- assertions -------------------------------------------------------------------------
+def assert_int_type(actual, *, what: str, case: str = "") -> None:
+    """Byte counts and call counts are Python ``int`` (the docstrings promise it)."""
+    if isinstance(actual, bool) or not isinstance(actual, int):
+        raise AssertionError(M.WRONG_TYPE.format(what=what, case=M.case_suffix(case),
+                                                 expected_type="an int", got_type=type(actual).__name__))
+
+
+def assert_exact_int(actual, expected: int, *, what: str, case: str = "") -> None:
+    """An exact integer (a byte count, a call count).
+
+    The symptom is the ratio ("off by a factor of 1.15"), or, when the ratio
+    would print as 1, the absolute error ("max abs error 112": 4 bytes of
+    Adam's step counter for each of 28 parameter tensors).
+    """
+    assert_int_type(actual, what=what, case=case)
+    if expected and actual and abs(actual / expected - 1) < 5e-3:
+        assert_close(actual, expected, what=what, case=case, rtol=0.0, atol=0.0)
+    assert_scalar(actual, expected, what=what, case=case, rtol=0.0)
+
+
+def describe(cfg: dict, **extra) -> str:
+    """A short case string: 'gpt d=32 L=2 a=4 tied, B=4'."""
+    if cfg["kind"] == "gpt":
+        s = f"gpt d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 2)} a={cfg.get('n_heads', 4)} " \
+            f"S={cfg.get('seq_len', 16)} {'tied' if cfg.get('tie_weights', True) else 'untied'}"
+    else:
+        s = f"mlp d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 4)} init_std={cfg.get('init_std', 0.02)}"
+    if cfg.get("dtype", "float32") != "float32":
+        s += f" {cfg['dtype']}"
+    if cfg.get("frozen"):
+        s += f" frozen={cfg['frozen']}"
+    s += f" seed={cfg.get('seed', 0)}"
+    return ", ".join([s] + [f"{k}={v}" for k, v in extra.items()])
+
+
+# -- random configurations ----------------------------------------------------------------
+def random_gpt(rng, **over) -> dict:
+    d = int(rng.choice([16, 24, 32]))
+    cfg = {"kind": "gpt", "vocab": int(rng.choice([32, 50, 64])), "seq_len": int(rng.choice([8, 12, 16])),
+           "d_model": d, "n_heads": int(rng.choice([2, 4])), "n_layers": int(rng.integers(1, 4)),
+           "tie_weights": bool(rng.integers(0, 2)), "seed": int(rng.integers(0, 10_000))}
+    return {**cfg, **over}
+
+
+def random_mlp(rng, **over) -> dict:
+    cfg = {"kind": "mlp", "d_in": int(rng.choice([8, 16])), "d_model": int(rng.choice([16, 32])),
+           "n_layers": int(rng.integers(2, 6)), "n_classes": int(rng.choice([5, 10])),
+           "init_std": float(rng.choice([0.02, 0.05])), "seed": int(rng.integers(0, 10_000))}
+    return {**cfg, **over}
+
+
+# -- ground truth, computed here with torch ----------------------------------------------------
+def nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+def saved_tensors(model, run):
+    """(distinct non-parameter storage bytes, pack calls, parameter pack calls, run())."""
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    seen: dict[int, int] = {}
+    n = {"all": 0, "param": 0}
+
+    def pack(t):
+        n["all"] += 1
+        ptr = t.untyped_storage().data_ptr()
+        if ptr in params:
+            n["param"] += 1
+        else:
+            seen[ptr] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = run()
+    return sum(seen.values()), n["all"], n["param"], out
+
+
+def make_truth(models):
+    def hook_counts(cfg, B):
+        model = models.build_model(cfg)
+        batch = models.make_batch(cfg, B, seed=0)
+        total = [0]
+
+        def hook(mod, inp, out):
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            total[0] += sum(nbytes(t) for t in outs if torch.is_tensor(t))
+
+        hs = [m.register_forward_hook(hook) for m in model.modules() if not list(m.children())]
+        saved, calls, pcalls, _ = saved_tensors(model, lambda: models.forward_loss(model, batch))
+        for h in hs:
+            h.remove()
+        return {"saved_bytes": saved, "saved_tensors": calls, "parameter_saves": pcalls,
+                "module_output_bytes": total[0]}
+
+    def four_terms(cfg, B, opt_cfg):
+        model = models.build_model(cfg)
+        opt = models.build_optimizer(model, opt_cfg)
+        batch = models.make_batch(cfg, B, seed=0)
+        weights = sum(nbytes(p) for p in model.parameters())
+        acts, _, _, loss = saved_tensors(model, lambda: models.forward_loss(model, batch))
+        loss.backward()
+        grads = sum(nbytes(p.grad) for p in model.parameters() if p.grad is not None)
+        opt.step()
+        state = 0
+        for p in model.parameters():
+            for k, v in opt.state.get(p, {}).items():
+                if k != "step" and torch.is_tensor(v):
+                    state += nbytes(v)
+        return {"weights": weights, "gradients": grads, "optimizer_state": state, "activations": acts,
+                "total": weights + grads + state + acts}
+
+    def underflow(cfg, B, scale):
+        model = models.build_model(cfg)
+        loss = models.forward_loss(model, models.make_batch(cfg, B, seed=0))
+        (loss * scale).backward()
+        out = {"n_nonzero": 0, "n_underflow": 0, "n_overflow": 0, "underflow_by_parameter": {}}
+        for name, p in model.named_parameters():
+            if p.grad is None:
+                continue
+            g = p.grad
+            h = g.half()
+            nz, un = int((g != 0).sum()), int(((g != 0) & (h == 0)).sum())
+            out["n_nonzero"] += nz
+            out["n_underflow"] += un
+            out["n_overflow"] += int(torch.isinf(h).sum())
+            out["underflow_by_parameter"][name] = un / nz if nz else 0.0
+        out["underflow_fraction"] = out["n_underflow"] / out["n_nonzero"] if out["n_nonzero"] else 0.0
+        return out
+
+    def checkpointing(cfg, B, k):
+        model = models.build_model(cfg)
+        x, y = models.make_batch(cfg, B, seed=0)
+        blocks = list(model.blocks)
+        starts = [0] * len(blocks)
+        hs = [b.register_forward_pre_hook(lambda m, i, j=j: starts.__setitem__(j, starts[j] + 1))
+              for j, b in enumerate(blocks)]
+
+        def seg(bs, h):
+            for b in bs:
+                h = b(h)
+            return h
+
+        def fwd():
+            h = model.embed(x)
+            if k == 0:
+                h = seg(blocks, h)
+            else:
+                for s in range(0, len(blocks), k):
+                    h = checkpoint(seg, blocks[s:s + k], h, use_reentrant=False)
+            return model.head_loss(h, y)
+
+        saved, _, _, loss = saved_tensors(model, fwd)
+        loss.backward()
+        for h in hs:
+            h.remove()
+        gn = math.sqrt(sum(float(p.grad.double().pow(2).sum()) for p in model.parameters() if p.grad is not None))
+        return {"saved_bytes": saved, "forward_calls": starts, "loss": float(loss.detach()), "grad_norm": gn}
+
+    return SimpleNamespace(hook_counts=hook_counts, four_terms=four_terms, underflow=underflow,
+                           checkpointing=checkpointing)
+
+
+@pytest.fixture
+def lab3(lab):
+    """Helpers for the Lab 3 hidden tests (support module, ground truth, configs).
+
+    The models are tiny: one intra-op thread is faster than two on a busy
+    2-core machine (spinning OpenMP threads cost seconds), and it matches the
+    sandboxed worker.  The previous setting is restored afterwards.
+    """
+    models = _load_support(lab.assignment_dir / "lab3_models.py")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield SimpleNamespace(models=models, truth=make_truth(models), assert_exact_int=assert_exact_int,
+                           assert_int_type=assert_int_type,
+                           describe=describe, random_gpt=random_gpt, random_mlp=random_mlp)
+    torch.set_num_threads(threads)
