@@ -60,7 +60,9 @@ def assert_scalar(actual, expected, *, what: str, case: str = "", rtol: float = 
         raise AssertionError(M.NOT_FINITE.format(what=what, case=sfx, count=1, index="()"))
     if abs(a - e) <= atol + rtol * abs(e):
         return
-    if e == 0 or a == 0 or (a > 0) != (e > 0):
+    if e == 0:  # no ratio to give
+        raise AssertionError(M.NOT_EQUAL.format(what=what, case=sfx))
+    if a == 0 or (a > 0) != (e > 0):
         raise AssertionError(M.SCALAR_SIGN.format(what=what, case=sfx))
     raise AssertionError(M.SCALAR_OFF.format(what=what, case=sfx, ratio=a / e, rtol=rtol))
 

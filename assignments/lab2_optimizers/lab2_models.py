@@ -1,0 +1,79 @@
+"""A tiny seeded classifier and its data, shared by the lab and its tests.
+
+This file is shipped with the lab and is never taken from a submission: your
+code imports it (``import lab2_models``) and the grader uses the very same
+copy to compute the answers it checks you against.
+
+A *config* is a plain dict (it crosses the grading boundary as data)::
+
+    {"d_in": 8, "d_hidden": 16, "n_classes": 4, "seed": 0, "dtype": "float32"}
+
+* ``d_in``, ``d_hidden``, ``n_classes``: the MLP is
+  ``fc2(tanh(fc1(x)))`` with ``fc1: d_in -> d_hidden`` and
+  ``fc2: d_hidden -> n_classes`` (both with bias).  Its parameters are, in
+  this order, ``fc1.weight (d_hidden, d_in)``, ``fc1.bias (d_hidden,)``,
+  ``fc2.weight (n_classes, d_hidden)``, ``fc2.bias (n_classes,)``.
+* ``seed``: the initial weights depend only on it (the global torch RNG is
+  neither used nor changed).
+* ``dtype``: ``"float32"`` or ``"float64"`` for parameters and inputs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+DEFAULT_CONFIG = {"d_in": 8, "d_hidden": 16, "n_classes": 4, "seed": 0, "dtype": "float32"}
+
+_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def _dtype(config: dict) -> torch.dtype:
+    name = config.get("dtype", "float32")
+    assert name in _DTYPES, f"config['dtype'] must be one of {sorted(_DTYPES)}, got {name!r}"
+    return _DTYPES[name]
+
+
+class MLP(nn.Module):
+    def __init__(self, d_in: int, d_hidden: int, n_classes: int):
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, d_hidden)
+        self.fc2 = nn.Linear(d_hidden, n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, d_in) -> (N, n_classes) logits
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+
+def build_model(config: dict) -> MLP:
+    """A fresh MLP whose weights depend only on ``config`` (seeded, deterministic)."""
+    model = MLP(config["d_in"], config["d_hidden"], config["n_classes"])
+    g = torch.Generator().manual_seed(int(config["seed"]))
+    with torch.no_grad():
+        for layer in (model.fc1, model.fc2):
+            # nn.Linear's default range U(-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn from our own generator
+            bound = 1.0 / math.sqrt(layer.in_features)
+            for p in (layer.weight, layer.bias):
+                p.copy_((torch.rand(p.shape, generator=g, dtype=torch.float64) * 2 - 1) * bound)
+    return model.to(_dtype(config))
+
+
+def make_batch(config: dict, n: int, seed: int) -> dict[str, torch.Tensor]:
+    """``n`` labelled examples: ``{"x": (n, d_in) float, "y": (n,) int64}``.
+
+    Inputs are standard normal; labels come from a fixed random linear
+    teacher (seeded by ``config["seed"]``) plus noise, so they carry signal.
+    """
+    g = torch.Generator().manual_seed(int(seed))
+    teacher = torch.Generator().manual_seed(10_007 + int(config["seed"]))
+    W = torch.randn(config["d_in"], config["n_classes"], generator=teacher, dtype=torch.float64)
+    x = torch.randn(n, config["d_in"], generator=g, dtype=torch.float64)
+    logits = x @ W + torch.randn(n, config["n_classes"], generator=g, dtype=torch.float64)
+    return {"x": x.to(_dtype(config)), "y": logits.argmax(dim=1)}
+
+
+def loss_fn(model: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Mean cross-entropy over the examples of ``batch`` (a scalar tensor)."""
+    return F.cross_entropy(model(batch["x"]), batch["y"], reduction="mean")

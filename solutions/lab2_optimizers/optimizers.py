@@ -1,0 +1,359 @@
+"""Lab 2, part 1: optimizers, their state, gradient noise and the schedule.
+
+Chapter sections 3 (mathematical foundations) and 4 (pipeline architecture).
+
+Conventions used everywhere in this file:
+
+* Arrays are NumPy ``float64``.  A function returns new arrays; it never
+  changes the arrays or dicts it was given.
+* Optimizer state is passed in and returned explicitly, as a dict of the
+  same names PyTorch uses.  Before the first step the state is ``{}``.
+* The update rules follow ``torch.optim``'s default semantics exactly
+  (``maximize=False``, ``nesterov=False``, ``dampening=0``,
+  ``centered=False``, ``amsgrad=False``, coupled L2 weight decay), so the
+  grader can replay the same gradients through ``torch.optim`` and compare.
+* Optimizer names: ``"sgd"`` (no momentum), ``"momentum"`` (SGD with
+  momentum), ``"rmsprop"``, ``"adam"``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+import lab2_models
+
+OPTIMIZERS = ("sgd", "momentum", "rmsprop", "adam")
+SURFACES = ("quadratic", "rosenbrock")
+
+# The gradient-noise experiment: a fixed small model, in float64.
+NOISE_CONFIG = {"d_in": 8, "d_hidden": 16, "n_classes": 4, "seed": 0, "dtype": "float64"}
+
+# GPT-2 XL's optimizer settings (chapter section 4).
+GPT2_XL = {
+    "peak_lr": 2.5e-4,
+    "warmup_steps": 500,
+    "total_steps": 50_000,
+    "betas": (0.9, 0.999),
+    "weight_decay": 0.01,
+    "max_grad_norm": 1.0,
+}
+
+
+# -- 1. update rules -------------------------------------------------------------
+def sgd_step(
+    *,
+    params: np.ndarray,  # (...) any shape
+    grads: np.ndarray,  # same shape as params
+    state: dict,  # {} before the first step; {"momentum_buffer": (...)} after, when momentum != 0
+    lr: float,
+    momentum: float = 0.0,
+    weight_decay: float = 0.0,
+) -> tuple[np.ndarray, dict]:
+    """One step of SGD, with optional momentum, as ``torch.optim.SGD`` does it.
+
+    Let g = grads + weight_decay * params (coupled L2 decay).  With
+    ``momentum == 0`` the update is ``params - lr * g`` and the state stays
+    ``{}``.  With ``momentum > 0`` (dampening 0, no Nesterov):
+
+    * first step (no ``"momentum_buffer"`` in ``state``): buf = g, a copy of
+      the gradient itself, *not* ``(1 - momentum) * g``;
+    * later steps: buf = momentum * buf + g;
+    * update: ``params - lr * buf``; the new state is ``{"momentum_buffer": buf}``.
+
+    Returns ``(new_params, new_state)``; ``new_params`` has params' shape,
+    dtype float64.
+    """
+    assert params.shape == grads.shape, f"params {params.shape} and grads {grads.shape} differ in shape"
+    g = grads + weight_decay * params
+    if momentum == 0:
+        return params - lr * g, {}
+    # torch starts the buffer at the first gradient, which avoids a slow warm-up from zero
+    buf = g.copy() if "momentum_buffer" not in state else momentum * state["momentum_buffer"] + g
+    return params - lr * buf, {"momentum_buffer": buf}
+
+
+def rmsprop_step(
+    *,
+    params: np.ndarray,  # (...) any shape
+    grads: np.ndarray,  # same shape as params
+    state: dict,  # {} before the first step; then {"step": int, "square_avg": (...)}
+    lr: float = 0.01,
+    alpha: float = 0.99,
+    eps: float = 1e-8,
+    weight_decay: float = 0.0,
+) -> tuple[np.ndarray, dict]:
+    """One step of RMSprop as ``torch.optim.RMSprop`` does it (not centered, no momentum).
+
+    g = grads + weight_decay * params; the square average starts at zeros:
+
+    * square_avg = alpha * square_avg + (1 - alpha) * g**2
+    * update: ``params - lr * g / (sqrt(square_avg) + eps)``: eps is added
+      *outside* the square root.
+    * ``step`` counts the steps taken, 1 after the first call.
+
+    Returns ``(new_params, {"step": int, "square_avg": array})``.
+    """
+    assert params.shape == grads.shape, f"params {params.shape} and grads {grads.shape} differ in shape"
+    g = grads + weight_decay * params
+    step = state.get("step", 0) + 1
+    square_avg = alpha * state.get("square_avg", np.zeros_like(params)) + (1 - alpha) * g * g
+    return params - lr * g / (np.sqrt(square_avg) + eps), {"step": step, "square_avg": square_avg}
+
+
+def adam_step(
+    *,
+    params: np.ndarray,  # (...) any shape
+    grads: np.ndarray,  # same shape as params
+    state: dict,  # {} before the first step; then {"step": int, "exp_avg": (...), "exp_avg_sq": (...)}
+    lr: float = 1e-3,
+    betas: tuple[float, float] = (0.9, 0.999),
+    eps: float = 1e-8,
+    weight_decay: float = 0.0,
+) -> tuple[np.ndarray, dict]:
+    """One step of Adam with bias correction, as ``torch.optim.Adam`` does it.
+
+    g = grads + weight_decay * params (coupled L2, i.e. Adam, not AdamW);
+    both moments start at zeros; t is the step number, 1 on the first call:
+
+    * exp_avg    = beta1 * exp_avg    + (1 - beta1) * g
+    * exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g**2
+    * m_hat = exp_avg / (1 - beta1**t),  v_hat = exp_avg_sq / (1 - beta2**t)
+    * update: ``params - lr * m_hat / (sqrt(v_hat) + eps)``: eps is added
+      after the bias correction, outside the square root.
+
+    Returns ``(new_params, {"step": t, "exp_avg": array, "exp_avg_sq": array})``.
+    """
+    assert params.shape == grads.shape, f"params {params.shape} and grads {grads.shape} differ in shape"
+    beta1, beta2 = betas
+    g = grads + weight_decay * params
+    t = state.get("step", 0) + 1
+    m = beta1 * state.get("exp_avg", np.zeros_like(params)) + (1 - beta1) * g
+    v = beta2 * state.get("exp_avg_sq", np.zeros_like(params)) + (1 - beta2) * g * g
+    # both moments start at 0, so early averages are biased toward 0; dividing by 1 - beta**t undoes it
+    m_hat = m / (1 - beta1**t)
+    v_hat = v / (1 - beta2**t)
+    return params - lr * m_hat / (np.sqrt(v_hat) + eps), {"step": t, "exp_avg": m, "exp_avg_sq": v}
+
+
+# -- 2. trajectories on a 2-D loss surface -----------------------------------------
+def loss_surface(*, surface: str, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Loss and gradient of a named 2-D surface at points ``xy`` of shape (..., 2).
+
+    * ``"quadratic"``: f(x, y) = 0.5 * x**2 + 10 * y**2, an ill-conditioned
+      bowl (curvatures 1 and 20) with its minimum at (0, 0).
+    * ``"rosenbrock"``: f(x, y) = (1 - x)**2 + 100 * (y - x**2)**2, a curved
+      valley with its minimum at (1, 1).
+
+    Returns ``(loss, grad)``: loss has shape (...), grad has shape (..., 2)
+    with grad[..., 0] = df/dx and grad[..., 1] = df/dy; both float64.
+    """
+    assert surface in SURFACES, f"surface must be one of {SURFACES}, got {surface!r}"
+    xy = np.asarray(xy, dtype=np.float64)
+    assert xy.shape[-1] == 2, f"xy must have shape (..., 2), got {xy.shape}"
+    x, y = xy[..., 0], xy[..., 1]
+    if surface == "quadratic":
+        return 0.5 * x**2 + 10 * y**2, np.stack([x, 20 * y], axis=-1)
+    r = y - x**2  # distance from the valley floor y = x^2
+    loss = (1 - x) ** 2 + 100 * r**2
+    return loss, np.stack([-2 * (1 - x) - 400 * x * r, 200 * r], axis=-1)
+
+
+def trajectory(*, surface: str, optimizer: str, start: tuple[float, float], steps: int, hparams: dict) -> np.ndarray:
+    """Run ``steps`` steps of a named optimizer on a named surface.
+
+    ``optimizer`` is one of ``"sgd"``, ``"momentum"``, ``"rmsprop"``,
+    ``"adam"``; ``hparams`` holds the keyword arguments of its step function
+    above (``lr`` always).  ``"sgd"`` and ``"momentum"`` both use
+    ``sgd_step``; for ``"momentum"`` a missing ``hparams["momentum"]``
+    means 0.9.  The parameters are the point (x, y), one array of shape
+    (2,), starting at ``start``; each step uses the exact gradient of
+    ``loss_surface`` at the current point.
+
+    Returns the points visited, shape (steps + 1, 2), float64; row 0 is
+    ``start``.
+    """
+    assert optimizer in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"
+    hp = dict(hparams)
+    if optimizer == "momentum":
+        hp.setdefault("momentum", 0.9)
+    step_fn = {"sgd": sgd_step, "momentum": sgd_step, "rmsprop": rmsprop_step, "adam": adam_step}[optimizer]
+    p, state = np.asarray(start, dtype=np.float64), {}
+    path = [p]
+    for _ in range(steps):
+        _, grad = loss_surface(surface=surface, xy=p)
+        p, state = step_fn(params=p, grads=grad, state=state, **hp)
+        path.append(p)
+    return np.stack(path)  # (steps + 1, 2)
+
+
+# -- 3. optimizer state: the memory rule, then a real torch optimizer ----------------
+def optimizer_memory(*, num_params: int, optimizer: str, bytes_per_value: int = 4) -> dict:
+    """Memory of parameters plus optimizer state, by the chapter's rule.
+
+    Counts the parameters and the per-parameter state tensors the optimizer
+    keeps (with default options: ``"momentum"`` keeps a momentum buffer,
+    ``"rmsprop"`` a square average, ``"adam"`` two moments), each value
+    ``bytes_per_value`` bytes.  Gradients and scalar bookkeeping (Adam's
+    step counter) are not counted.
+
+    Returns ``{"param_bytes": int, "state_bytes": int, "total_bytes": int,
+    "multiple": int}`` where total = param + state and multiple =
+    total / param (1 for SGD, and so on).
+    """
+    assert optimizer in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"
+    state_tensors = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adam": 2}[optimizer]
+    param_bytes = num_params * bytes_per_value
+    state_bytes = state_tensors * param_bytes
+    return {
+        "param_bytes": param_bytes,
+        "state_bytes": state_bytes,
+        "total_bytes": param_bytes + state_bytes,
+        "multiple": 1 + state_tensors,
+    }
+
+
+def _torch_optimizer(params, optimizer: str, hparams: dict) -> torch.optim.Optimizer:
+    hp = dict(hparams)
+    if optimizer == "momentum":
+        hp.setdefault("momentum", 0.9)
+    cls = {"sgd": torch.optim.SGD, "momentum": torch.optim.SGD, "rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}
+    return cls[optimizer](params, **hp)
+
+
+def optimizer_state_footprint(*, config: dict, optimizer: str, hparams: dict) -> dict:
+    """Count the state a real ``torch.optim`` optimizer keeps after one step.
+
+    Build the model with ``lab2_models.build_model(config)`` and the
+    optimizer by name: ``"sgd"`` -> ``torch.optim.SGD``, ``"momentum"`` ->
+    ``torch.optim.SGD`` with ``momentum=0.9`` unless ``hparams`` sets it,
+    ``"rmsprop"`` -> ``torch.optim.RMSprop``, ``"adam"`` ->
+    ``torch.optim.Adam``; ``hparams`` are passed as keyword arguments (for
+    example ``{"lr": 0.01}``, ``{"amsgrad": True}``, ``{"centered": True}``).
+    Take one step on the gradient of
+    ``lab2_models.loss_fn(model, lab2_models.make_batch(config, n=8, seed=0))``.
+
+    Then, over every parameter p and every entry of ``optimizer.state[p]``:
+
+    * a *per-element* state tensor is one with exactly p's shape; it counts
+      ``numel`` elements and ``numel * element_size()`` bytes;
+    * anything else (Adam's scalar ``step`` tensor, say) is bookkeeping: its
+      key is listed but it is not counted.
+
+    Returns a dict:
+
+    * ``"param_elements"``, ``"param_bytes"``: of all parameters (int);
+    * ``"state_elements"``, ``"state_bytes"``: of all per-element state (int);
+    * ``"state_keys"``: the sorted list of distinct keys found in the state
+      of any parameter, bookkeeping included (``[]`` if none);
+    * ``"multiple"``: (param_bytes + state_bytes) / param_bytes (float).
+    """
+    assert optimizer in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"
+    model = lab2_models.build_model(config)
+    opt = _torch_optimizer(model.parameters(), optimizer, hparams)
+    lab2_models.loss_fn(model, lab2_models.make_batch(config, n=8, seed=0)).backward()
+    opt.step()  # torch creates state lazily, on the first step
+
+    params = list(model.parameters())
+    param_elements = sum(p.numel() for p in params)
+    param_bytes = sum(p.numel() * p.element_size() for p in params)
+    state_elements = state_bytes = 0
+    keys: set[str] = set()
+    for p in params:
+        for key, value in opt.state.get(p, {}).items():
+            keys.add(key)
+            if torch.is_tensor(value) and value.shape == p.shape:
+                state_elements += value.numel()
+                state_bytes += value.numel() * value.element_size()
+    return {
+        "param_elements": param_elements,
+        "param_bytes": param_bytes,
+        "state_elements": state_elements,
+        "state_bytes": state_bytes,
+        "state_keys": sorted(keys),
+        "multiple": (param_bytes + state_bytes) / param_bytes,
+    }
+
+
+# -- 4. gradient noise: std of the mini-batch gradient ~ 1/sqrt(B) ---------------------
+def gradient_noise(*, config: dict, batch_sizes: list[int], trials: int, pool_size: int, seed: int) -> dict:
+    """Measure how the noise of the mini-batch gradient falls with batch size B.
+
+    The experiment (follow it exactly; the grader replays it):
+
+    * model = ``lab2_models.build_model(config)``, kept fixed (no training);
+      pool = ``lab2_models.make_batch(config, n=pool_size, seed=seed)``.
+    * ``rng = np.random.default_rng(seed)``, created once.  For each B in
+      ``batch_sizes``, in order, and each of ``trials`` trials: draw
+      ``idx = rng.integers(0, pool_size, size=B)`` (with replacement), and
+      take the gradient of ``lab2_models.loss_fn`` (the mean loss) on the
+      examples ``idx`` of the pool with respect to all parameters,
+      flattened into one float64 vector.
+    * noise std(B) = sqrt(sum over coordinates of the variance over trials,
+      with ddof=1), i.e. the root of the trace of the gradient covariance.
+    * Fit a line to (ln B, ln std(B)) by least squares
+      (``np.polyfit(np.log(B), np.log(std), 1)``).
+
+    Returns ``{"std": np.ndarray (len(batch_sizes),) float64, "slope": float,
+    "intercept": float}``.  Theory says the slope is -0.5.
+    """
+    assert trials >= 2, "the variance over trials needs at least 2 trials"
+    model = lab2_models.build_model(config)
+    pool = lab2_models.make_batch(config, n=pool_size, seed=seed)
+    rng = np.random.default_rng(seed)
+    std = []
+    for B in batch_sizes:
+        G = np.empty((trials, sum(p.numel() for p in model.parameters())))  # (trials, P)
+        for t in range(trials):
+            idx = torch.from_numpy(rng.integers(0, pool_size, size=B))
+            model.zero_grad(set_to_none=True)
+            lab2_models.loss_fn(model, {"x": pool["x"][idx], "y": pool["y"][idx]}).backward()
+            G[t] = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).double().numpy()
+        std.append(math.sqrt(G.var(axis=0, ddof=1).sum()))
+    std = np.array(std)
+    slope, intercept = np.polyfit(np.log(np.asarray(batch_sizes, dtype=np.float64)), np.log(std), 1)
+    return {"std": std, "slope": float(slope), "intercept": float(intercept)}
+
+
+# -- 5. GPT-2 XL's schedule and gradient clipping ---------------------------------------
+def lr_schedule(
+    *,
+    steps: np.ndarray,  # (N,) integer step numbers, >= 0
+    peak_lr: float = 2.5e-4,
+    warmup_steps: int = 500,
+    total_steps: int = 50_000,
+    min_lr: float = 0.0,
+) -> np.ndarray:  # (N,) float64
+    """Learning rate at each step: linear warmup, then cosine decay to a floor.
+
+    * step < warmup_steps: ``peak_lr * step / warmup_steps`` (0 at step 0);
+    * warmup_steps <= step <= total_steps, with
+      progress = (step - warmup_steps) / (total_steps - warmup_steps):
+      ``min_lr + 0.5 * (peak_lr - min_lr) * (1 + cos(pi * progress))``;
+    * step > total_steps: ``min_lr``.
+
+    With the defaults (GPT-2 XL): 0 at step 0, 1.25e-4 at step 250, 2.5e-4
+    at step 500, 1.25e-4 at step 25,250, ``min_lr`` at 50,000 and after.
+    """
+    s = np.asarray(steps, dtype=np.float64)
+    assert (s >= 0).all(), "steps must be >= 0"
+    warm = peak_lr * s / warmup_steps
+    progress = np.clip((s - warmup_steps) / (total_steps - warmup_steps), 0.0, 1.0)
+    cosine = min_lr + 0.5 * (peak_lr - min_lr) * (1 + np.cos(np.pi * progress))
+    return np.where(s < warmup_steps, warm, cosine)
+
+
+def clip_grad_norm(*, grads: list[np.ndarray], max_norm: float) -> dict:
+    """Clip gradients by their global L2 norm, as ``torch.nn.utils.clip_grad_norm_``.
+
+    total_norm = sqrt(sum over all arrays of sum(g**2)); every array is
+    multiplied by ``min(1, max_norm / (total_norm + 1e-6))``.
+
+    Returns ``{"grads": list of arrays (same shapes, float64),
+    "total_norm": float}``; total_norm is the norm *before* clipping.
+    """
+    total_norm = math.sqrt(sum(float(np.sum(np.square(g))) for g in grads))
+    scale = min(1.0, max_norm / (total_norm + 1e-6))  # the 1e-6 keeps a zero gradient from dividing by 0
+    return {"grads": [np.asarray(g, dtype=np.float64) * scale for g in grads], "total_norm": total_norm}

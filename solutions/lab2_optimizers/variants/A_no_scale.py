@@ -1,0 +1,15 @@
+
+
+# --- variant A_no_scale: sums the micro-batch gradients without dividing by k ---
+def accumulate_and_step(*, config, state_dict, batches, micro_batch_size, lr):
+    model = lab2_models.build_model(config)
+    model.load_state_dict(state_dict)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    grads = []
+    for batch in batches:
+        opt.zero_grad(set_to_none=True)
+        for micro in split_batch(batch=batch, micro_batch_size=micro_batch_size):
+            lab2_models.loss_fn(model, micro).backward()  # BUG: each micro-batch mean counts fully: k x the gradient
+        grads.append({name: p.grad.detach().clone() for name, p in model.named_parameters()})
+        opt.step()
+    return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()}}

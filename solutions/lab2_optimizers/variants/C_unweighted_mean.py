@@ -1,0 +1,16 @@
+
+
+# --- variant C_unweighted_mean: each micro-batch mean weighted 1/k, whatever its size ---
+def accumulate_and_step(*, config, state_dict, batches, micro_batch_size, lr):
+    model = lab2_models.build_model(config)
+    model.load_state_dict(state_dict)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    grads = []
+    for batch in batches:
+        opt.zero_grad(set_to_none=True)
+        micros = split_batch(batch=batch, micro_batch_size=micro_batch_size)
+        for micro in micros:
+            (lab2_models.loss_fn(model, micro) / len(micros)).backward()  # BUG: right only if all sizes are equal
+        grads.append({name: p.grad.detach().clone() for name, p in model.named_parameters()})
+        opt.step()
+    return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()}}

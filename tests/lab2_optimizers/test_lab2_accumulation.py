@@ -1,0 +1,207 @@
+"""Hidden tests, Lab 2: gradient accumulation (the project's flagship negative tests).
+
+Ground truth is computed here on the trusted ``lab2_models``: the gradient of
+the mean loss over the *whole* big batch, and plain SGD on it, step after
+step.  The messages name the symptom of each known bug without revealing a
+value:
+
+* no division by k      -> "it is 4.00x the big-batch gradient" (ratio);
+* misplaced zero_grad() -> "step 1 matches but step 2 does not: ... stale";
+* unweighted mean with a short last micro-batch -> "the plain average of the
+  micro-batch means".
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from autograder import messages as M
+from autograder.testing import assert_close, assert_keys, assert_scalar, ratio
+
+# Lab-specific symptoms, in the style of autograder.messages (no expected values).
+STEP_SYMPTOM = "{what}{case}: step 1 matches but step {step} does not"
+STALE_SYMPTOM = (STEP_SYMPTOM + ": it equals this step's gradient plus the previous step's, "
+                 "a stale gradient from the previous step (where is zero_grad()?)")
+UNWEIGHTED_SYMPTOM = ("{what}{case}: it equals the plain average of the micro-batch means, which gives the "
+                      "short last micro-batch too much weight; weight each micro-batch by its size")
+
+RTOL, ATOL = 1e-9, 1e-12  # float64 model: only summation order differs
+NAMES = ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias")
+
+
+def make_case(models, *, seed: int, B: int, steps: int, d_hidden: int = 16):
+    """A config, initial parameters from *another* seed (so loading them matters), and big batches."""
+    config = {**models.DEFAULT_CONFIG, "d_hidden": d_hidden, "seed": seed, "dtype": "float64"}
+    state_dict = models.build_model({**config, "seed": seed + 1}).state_dict()
+    batches = [models.make_batch(config, n=B, seed=seed * 100 + t) for t in range(steps)]
+    return config, state_dict, batches
+
+
+def big_batch_truth(models, config, state_dict, batches, lr):
+    """Plain SGD on the full-batch mean loss: the gradient of each step, the final parameters."""
+    model = models.build_model(config)
+    model.load_state_dict(state_dict)
+    grads = []
+    for batch in batches:
+        model.zero_grad(set_to_none=True)
+        models.loss_fn(model, batch).backward()  # the whole big batch at once
+        grads.append({n: p.grad.detach().clone() for n, p in model.named_parameters()})
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+    return grads, {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def unweighted_mean_gradient(models, config, state_dict, batch, b):
+    """What averaging the micro-batch means with weight 1/k gives (for the symptom only)."""
+    model = models.build_model(config)
+    model.load_state_dict(state_dict)
+    B = len(batch["y"])
+    chunks = [{k: v[i : i + b] for k, v in batch.items()} for i in range(0, B, b)]
+    for chunk in chunks:
+        (models.loss_fn(model, chunk) / len(chunks)).backward()
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+
+
+def run_student(student, config, state_dict, batches, b, lr):
+    out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=b, lr=lr)
+    assert_keys(out, ("grads", "params"), what="accumulate_and_step result")
+    assert_scalar(len(out["grads"]), len(batches), what="number of recorded gradients (one per step)", rtol=0)
+    assert_keys(out["params"], NAMES, what="params")
+    for t, g in enumerate(out["grads"], start=1):
+        assert_keys(g, NAMES, what=f"gradient of step {t}")
+    return out
+
+
+def _close(a, e) -> bool:
+    a, e = np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64)
+    return a.shape == e.shape and bool(np.allclose(a, e, rtol=RTOL, atol=ATOL))
+
+
+def check_big_batch_gradient(got: dict, want: dict, *, case: str):
+    """Each parameter's gradient; a scaled copy of the right one is reported as a ratio."""
+    for name in NAMES:
+        a, e = got[name], want[name]
+        what = f"gradient of {name}"
+        if np.shape(a) == tuple(e.shape) and not _close(a, e):
+            flat_a, flat_e = np.asarray(a, dtype=np.float64).ravel(), e.double().numpy().ravel()
+            cos = flat_a @ flat_e / (np.linalg.norm(flat_a) * np.linalg.norm(flat_e) + 1e-300)
+            if cos > 1 - 1e-9:  # the right direction, the wrong size: a missing or extra factor
+                raise AssertionError(M.RATIO_SYMPTOM.format(
+                    what=what, case=M.case_suffix(case), ratio=ratio(a, e), reference_name="the big-batch gradient"))
+        assert_close(a, e, what=what, case=case, rtol=RTOL, atol=ATOL)
+
+
+# -- accumulation: equal micro-batches --------------------------------------------------
+@pytest.mark.question("accumulation", points=2)
+def test_first_step_gradient_is_big_batch_gradient(student, models):
+    """k equal micro-batches give exactly the gradient of the big batch's mean loss."""
+    for B, b in ((12, 3), (16, 4), (6, 2), (8, 8)):
+        config, state_dict, batches = make_case(models, seed=B + b, B=B, steps=1)
+        want, _ = big_batch_truth(models, config, state_dict, batches, lr=0.1)
+        out = run_student(student, config, state_dict, batches, b, lr=0.1)
+        check_big_batch_gradient(out["grads"][0], want[0], case=f"micro-batch {b}, k={B // b}")
+
+
+def check_every_step(got_grads: list, want_grads: list, *, case: str):
+    """Step 1 as above; at a later step, tell a stale gradient from any other divergence."""
+    check_big_batch_gradient(got_grads[0], want_grads[0], case=case)
+    for t in range(1, len(want_grads)):
+        for name in NAMES:
+            a, e = got_grads[t][name], want_grads[t][name]
+            if _close(a, e):
+                continue
+            # stale: what was left in .grad by the previous step, plus this step's own gradient
+            stale = _close(np.asarray(a, dtype=np.float64) - e.double().numpy(), got_grads[t - 1][name])
+            template = STALE_SYMPTOM if stale else STEP_SYMPTOM
+            raise AssertionError(template.format(what=f"gradient of {name}", case=M.case_suffix(case), step=t + 1))
+
+
+@pytest.mark.question("accumulation")
+def test_every_step_gradient_is_big_batch_gradient(student, models):
+    """Over 3 optimizer steps, each step's gradient is its own big batch's, nothing carried over."""
+    B, b, steps, lr = 12, 4, 3, 0.5
+    config, state_dict, batches = make_case(models, seed=3, B=B, steps=steps)
+    want, _ = big_batch_truth(models, config, state_dict, batches, lr)
+    out = run_student(student, config, state_dict, batches, b, lr)
+    check_every_step(out["grads"], want, case=f"micro-batch {b}, k={B // b}, {steps} steps")
+
+
+@pytest.mark.question("accumulation")
+def test_parameters_after_several_steps(student, models):
+    """After 4 SGD steps with accumulation, the parameters equal big-batch SGD's."""
+    B, b, steps, lr = 15, 5, 4, 0.5
+    config, state_dict, batches = make_case(models, seed=11, B=B, steps=steps, d_hidden=12)
+    _, want = big_batch_truth(models, config, state_dict, batches, lr)
+    out = run_student(student, config, state_dict, batches, b, lr)
+    for name in NAMES:
+        assert_close(out["params"][name], want[name], what=f"{name} after {steps} optimizer steps",
+                     case=f"micro-batch {b}, k={B // b}, lr {lr}", rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.question("accumulation")
+def test_random_cases_match_reference(student, reference, models, rng):
+    """Seeded random sizes, seeds and learning rate (equal micro-batches), vs the reference."""
+    b, k, steps = int(rng.integers(1, 6)), int(rng.integers(2, 5)), int(rng.integers(2, 4))
+    lr = float(rng.uniform(0.05, 1.0))
+    config, state_dict, batches = make_case(models, seed=int(rng.integers(0, 10_000)), B=b * k, steps=steps,
+                                            d_hidden=int(rng.integers(4, 20)))
+    want = reference.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=b, lr=lr)
+    out = run_student(student, config, state_dict, batches, b, lr)
+    case = f"micro-batch {b}, k={k}, {steps} steps, lr {lr:.3f}"
+    check_every_step(out["grads"], want["grads"], case=case)
+    for name in NAMES:
+        assert_close(out["params"][name], want["params"][name], what=f"{name} after {steps} steps", case=case,
+                     rtol=RTOL, atol=ATOL)
+
+
+# -- accumulation_uneven: a short last micro-batch ------------------------------------------
+UNEVEN = ((10, 4), (7, 3), (9, 5))  # micro-batch sizes 4,4,2 / 3,3,1 / 5,4
+
+
+def sizes(B: int, b: int) -> list[int]:
+    return [min(b, B - i) for i in range(0, B, b)]
+
+
+@pytest.mark.question("accumulation_uneven")
+def test_short_last_micro_batch_gradient(student, models):
+    """With a short last micro-batch, samples must be weighted by count, not micro-batches by 1/k."""
+    for B, b in UNEVEN:
+        config, state_dict, batches = make_case(models, seed=B * b, B=B, steps=1)
+        want, _ = big_batch_truth(models, config, state_dict, batches, lr=0.1)
+        out = run_student(student, config, state_dict, batches, b, lr=0.1)
+        case = f"batch {B}, micro-batch {b}, sizes {sizes(B, b)}"
+        unweighted = unweighted_mean_gradient(models, config, state_dict, batches[0], b)
+        for name in NAMES:
+            a = out["grads"][0][name]
+            if not _close(a, want[0][name]) and _close(a, unweighted[name]):
+                raise AssertionError(UNWEIGHTED_SYMPTOM.format(what=f"gradient of {name}", case=M.case_suffix(case)))
+        check_big_batch_gradient(out["grads"][0], want[0], case=case)
+
+
+@pytest.mark.question("accumulation_uneven")
+def test_short_last_micro_batch_parameters(student, models):
+    """One optimizer step with micro-batches 3, 3, 3, 1: the parameters equal big-batch SGD's."""
+    B, b, lr = 10, 3, 0.5
+    config, state_dict, batches = make_case(models, seed=5, B=B, steps=1)
+    _, want = big_batch_truth(models, config, state_dict, batches, lr)
+    out = run_student(student, config, state_dict, batches, b, lr)
+    for name in NAMES:
+        assert_close(out["params"][name], want[name], what=f"{name} after one step", case=f"batch {B}, micro-batch {b}, sizes {sizes(B, b)}",
+                     rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.question("accumulation_uneven")
+def test_split_batch(student, models, rng):
+    """Consecutive micro-batches, in order, only the last one shorter."""
+    config = dict(models.DEFAULT_CONFIG)
+    for B, b in ((10, 4), (8, 8), (5, 7), (int(rng.integers(1, 30)), int(rng.integers(1, 8)))):
+        batch = models.make_batch(config, n=B, seed=B)
+        got = student.split_batch(batch=batch, micro_batch_size=b)
+        case = f"batch {B}, micro-batch {b}"
+        assert_scalar(len(got), len(sizes(B, b)), what="number of micro-batches", case=case, rtol=0)
+        for j, micro in enumerate(got):
+            start = j * b
+            assert_keys(micro, ("x", "y"), what=f"micro-batch {j}", case=case)
+            for key in ("x", "y"):
+                assert_close(micro[key], batch[key][start : start + b], what=f"micro-batch {j} [{key!r}]", case=case, rtol=0)

@@ -1,0 +1,232 @@
+"""Hidden tests, Lab 2: update rules against torch.optim, and 2-D trajectories.
+
+Ground truth is ``torch.optim`` itself, replayed here on the same gradients
+(float64), so a rule that merely agrees with the reference's mistakes would
+still fail.  Parameters are checked after every step: the first failing step
+is the symptom ("after step 1": the update formula; "after step 2": how the
+state carries over).
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from autograder import messages as M
+from autograder.testing import assert_close, assert_keys, assert_scalar
+
+STEPS = 60
+RTOL = 1e-6  # LABS.md: "about 1e-6 relative over many steps"
+ATOL = 1e-12
+
+TORCH_OPTIM = {"sgd": torch.optim.SGD, "rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}
+STEP_FN = {"sgd": "sgd_step", "rmsprop": "rmsprop_step", "adam": "adam_step"}
+
+
+def torch_replay(rule: str, params0: np.ndarray, grads: list[np.ndarray], hp: dict):
+    """torch.optim on the same gradient sequence: params after each step, final state."""
+    p = torch.tensor(params0, dtype=torch.float64, requires_grad=True)
+    opt = TORCH_OPTIM[rule]([p], **hp)
+    path = []
+    for g in grads:
+        p.grad = torch.tensor(g, dtype=torch.float64)
+        opt.step()
+        path.append(p.detach().numpy().copy())
+    state = {k: (v.item() if v.ndim == 0 else v.numpy().copy()) for k, v in opt.state[p].items()}
+    return path, state
+
+
+def student_replay(code, rule: str, params0: np.ndarray, grads: list[np.ndarray], hp: dict):
+    fn = getattr(code, STEP_FN[rule])
+    params, state, path = params0, {}, []
+    for g in grads:
+        out = fn(params=params, grads=g, state=state, **hp)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise AssertionError(M.WRONG_TYPE.format(what=f"{STEP_FN[rule]}() return value", case="",
+                                                     expected_type="a tuple (new_params, new_state)", got_type=type(out).__name__))
+        params, state = out
+        path.append(params)
+    return path, state
+
+
+def check_path(got, want, *, rule: str, case: str):
+    for t, (a, e) in enumerate(zip(got, want), start=1):
+        assert_close(a, e, what=f"{rule} parameters after step {t}", case=case, rtol=RTOL, atol=ATOL)
+
+
+def fmt(hp: dict) -> str:
+    """Hyperparameters for a case string, floats to 4 significant digits."""
+    def one(v) -> str:
+        if isinstance(v, tuple):
+            return "(" + ", ".join(one(x) for x in v) + ")"
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    return "{" + ", ".join(f"{k}={one(v)}" for k, v in hp.items()) + "}"
+
+
+def problem(rng, shape=(4, 3), scale=1.0, steps=STEPS):
+    return rng.normal(size=shape), [scale * rng.normal(size=shape) for _ in range(steps)]
+
+
+# -- update_rules ------------------------------------------------------------------
+@pytest.mark.question("update_rules")
+def test_sgd_plain_matches_torch(student, rng):
+    """Plain SGD, with and without (coupled) weight decay."""
+    params0, grads = problem(rng)
+    for hp in ({"lr": 0.1}, {"lr": 0.05, "weight_decay": 0.1}):
+        want, _ = torch_replay("sgd", params0, grads, hp)
+        got, _ = student_replay(student, "sgd", params0, grads, hp)
+        check_path(got, want, rule="SGD", case=f"{STEPS} steps, {fmt(hp)}")
+
+
+@pytest.mark.question("update_rules")
+def test_sgd_momentum_matches_torch(student, rng):
+    """Momentum: the buffer starts at the first gradient, dampening 0."""
+    params0, grads = problem(rng)
+    for hp in ({"lr": 0.05, "momentum": 0.9}, {"lr": 0.01, "momentum": 0.5, "weight_decay": 0.05}):
+        want, _ = torch_replay("sgd", params0, grads, hp)
+        got, _ = student_replay(student, "sgd", params0, grads, hp)
+        check_path(got, want, rule="SGD with momentum", case=f"{STEPS} steps, {fmt(hp)}")
+
+
+@pytest.mark.question("update_rules")
+def test_rmsprop_matches_torch(student, rng):
+    """RMSprop: eps outside the square root (the second case makes eps matter)."""
+    for scale, hp in ((1.0, {"lr": 0.01}), (1e-3, {"lr": 0.01, "alpha": 0.9, "eps": 1e-4, "weight_decay": 0.01})):
+        params0, grads = problem(rng, scale=scale)
+        want, _ = torch_replay("rmsprop", params0, grads, hp)
+        got, _ = student_replay(student, "rmsprop", params0, grads, hp)
+        check_path(got, want, rule="RMSprop", case=f"{STEPS} steps, gradients ~{scale:g}, {fmt(hp)}")
+
+
+@pytest.mark.question("update_rules")
+def test_adam_matches_torch(student, rng):
+    """Adam: bias correction, and eps added after it (the second case makes eps matter)."""
+    cases = (
+        (1.0, {"lr": 1e-2}),
+        (1e-3, {"lr": 1e-2, "betas": (0.8, 0.99), "eps": 1e-3, "weight_decay": 0.01}),
+    )
+    for scale, hp in cases:
+        params0, grads = problem(rng, scale=scale)
+        want, _ = torch_replay("adam", params0, grads, hp)
+        got, _ = student_replay(student, "adam", params0, grads, hp)
+        check_path(got, want, rule="Adam", case=f"{STEPS} steps, gradients ~{scale:g}, {fmt(hp)}")
+
+
+@pytest.mark.question("update_rules")
+def test_state_matches_torch_state(student, rng):
+    """The returned state has torch's keys and values after many steps."""
+    params0, grads = problem(rng, shape=(3, 5))
+    cases = (
+        ("sgd", {"lr": 0.1}),
+        ("sgd", {"lr": 0.1, "momentum": 0.9}),
+        ("rmsprop", {"lr": 0.01}),
+        ("adam", {"lr": 0.01}),
+    )
+    for rule, hp in cases:
+        _, want = torch_replay(rule, params0, grads, hp)
+        _, got = student_replay(student, rule, params0, grads, hp)
+        case = f"{rule}, {fmt(hp)}, after {STEPS} steps"
+        assert_keys(got, want.keys(), what="optimizer state", case=case)
+        for key, value in want.items():
+            if np.ndim(value) == 0:
+                assert_scalar(got[key], value, what=f"state[{key!r}]", case=case, rtol=0)
+            else:
+                assert_close(got[key], value, what=f"state[{key!r}]", case=case, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.question("update_rules")
+def test_random_hyperparameters_match_reference(student, reference, rng):
+    """Seeded random shapes and hyperparameters, compared with the reference."""
+    shape = tuple(int(n) for n in rng.integers(1, 6, size=2))
+    params0, grads = problem(rng, shape=shape, scale=float(10 ** rng.uniform(-3, 0)), steps=20)
+    cases = (
+        ("sgd", {"lr": float(rng.uniform(0.01, 0.2)), "momentum": float(rng.uniform(0.5, 0.95)),
+                 "weight_decay": float(rng.uniform(0, 0.1))}),
+        ("rmsprop", {"lr": float(rng.uniform(1e-3, 1e-1)), "alpha": float(rng.uniform(0.8, 0.999)),
+                     "eps": float(10 ** rng.uniform(-8, -3))}),
+        ("adam", {"lr": float(rng.uniform(1e-3, 1e-1)), "betas": (float(rng.uniform(0.8, 0.95)), float(rng.uniform(0.9, 0.9999))),
+                  "eps": float(10 ** rng.uniform(-8, -3)), "weight_decay": float(rng.uniform(0, 0.1))}),
+    )
+    for rule, hp in cases:
+        want, _ = student_replay(reference, rule, params0, grads, hp)
+        got, _ = student_replay(student, rule, params0, grads, hp)
+        check_path(got, want, rule=rule, case=f"shape {shape}, 20 steps, {fmt(hp)}")
+
+
+# -- trajectories --------------------------------------------------------------------
+def torch_surface(surface: str, p: torch.Tensor) -> torch.Tensor:
+    x, y = p[..., 0], p[..., 1]
+    if surface == "quadratic":
+        return 0.5 * x**2 + 10 * y**2
+    return (1 - x) ** 2 + 100 * (y - x**2) ** 2
+
+
+TRAJECTORY_CASES = {  # (surface, optimizer): (start, hparams for torch and the student)
+    ("quadratic", "sgd"): ((-2.0, 1.0), {"lr": 0.09}),
+    ("quadratic", "momentum"): ((-2.0, 1.0), {"lr": 0.02}),
+    ("quadratic", "rmsprop"): ((-2.0, 1.0), {"lr": 0.05}),
+    ("quadratic", "adam"): ((-2.0, 1.0), {"lr": 0.1}),
+    ("rosenbrock", "sgd"): ((-1.5, 2.0), {"lr": 1e-3}),
+    ("rosenbrock", "momentum"): ((-1.5, 2.0), {"lr": 5e-4, "momentum": 0.95}),
+    ("rosenbrock", "rmsprop"): ((-1.5, 2.0), {"lr": 1e-2, "alpha": 0.9}),
+    ("rosenbrock", "adam"): ((-1.5, 2.0), {"lr": 0.05, "betas": (0.9, 0.99)}),
+}
+
+
+def torch_trajectory(surface, optimizer, start, steps, hparams):
+    hp = dict(hparams)
+    if optimizer == "momentum":
+        hp.setdefault("momentum", 0.9)
+    p = torch.tensor(start, dtype=torch.float64, requires_grad=True)
+    opt = TORCH_OPTIM["sgd" if optimizer == "momentum" else optimizer]([p], **hp)
+    path = [p.detach().clone()]
+    for _ in range(steps):
+        opt.zero_grad()
+        torch_surface(surface, p).backward()
+        opt.step()
+        path.append(p.detach().clone())
+    return torch.stack(path).numpy()  # (steps + 1, 2)
+
+
+@pytest.mark.question("trajectories")
+def test_loss_surface_matches_autograd(student, rng):
+    """Loss and gradient at worked points and at a seeded (3, 4, 2) grid, vs torch autograd."""
+    worked = {  # point: loss, from the formulas in the docstring
+        ("quadratic", (0.0, 0.0)): 0.0,
+        ("quadratic", (-2.0, 1.0)): 12.0,
+        ("rosenbrock", (1.0, 1.0)): 0.0,
+        ("rosenbrock", (-1.5, 2.0)): 12.5,
+    }
+    for (surface, point), loss in worked.items():
+        got_loss, _ = student.loss_surface(surface=surface, xy=np.array(point))
+        assert_scalar(got_loss, loss, what=f"{surface} loss", case=f"at {point}", atol=1e-12)
+    xy = rng.uniform(-2, 2, size=(3, 4, 2))
+    for surface in ("quadratic", "rosenbrock"):
+        p = torch.tensor(xy, requires_grad=True)
+        want_loss = torch_surface(surface, p)
+        want_loss.sum().backward()
+        got_loss, got_grad = student.loss_surface(surface=surface, xy=xy)
+        assert_close(got_loss, want_loss.detach().numpy(), what=f"{surface} loss", case="xy of shape (3, 4, 2)", rtol=1e-12, atol=1e-12)
+        assert_close(got_grad, p.grad.numpy(), what=f"{surface} gradient", case="xy of shape (3, 4, 2)", rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.question("trajectories")
+def test_trajectories_match_torch(student):
+    """Every optimizer on both surfaces, 100 steps, against torch.optim on autograd gradients."""
+    steps = 100
+    for (surface, optimizer), (start, hp) in TRAJECTORY_CASES.items():
+        want = torch_trajectory(surface, optimizer, start, steps, hp)
+        got = student.trajectory(surface=surface, optimizer=optimizer, start=start, steps=steps, hparams=hp)
+        assert_close(got, want, what=f"{optimizer} trajectory on {surface}", case=f"start {start}, {fmt(hp)}, {steps} steps",
+                     rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.question("trajectories")
+def test_trajectories_match_reference(student, reference, rng):
+    """Seeded random starting points, compared with the reference."""
+    for (surface, optimizer), (_, hp) in TRAJECTORY_CASES.items():
+        start = tuple(float(v) for v in rng.uniform(-1.2, 1.2, size=2))
+        want = reference.trajectory(surface=surface, optimizer=optimizer, start=start, steps=50, hparams=hp)
+        got = student.trajectory(surface=surface, optimizer=optimizer, start=start, steps=50, hparams=hp)
+        assert_close(got, want, what=f"{optimizer} trajectory on {surface}", case=f"start ({start[0]:.3f}, {start[1]:.3f}), {fmt(hp)}",
+                     rtol=1e-6, atol=1e-9)
