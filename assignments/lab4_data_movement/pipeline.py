@@ -1,0 +1,210 @@
+"""Lab 4, part 1: the input pipeline (chapter sections 4-6).
+
+The slowest stage sets the pace of the whole pipeline, and overlapping the
+stages (prefetching) turns the sum of stage times into their maximum, as
+long as the stages can really run at the same time.
+
+Conventions used by every function below:
+  * rates are items per second (images, tokens, bytes: whatever the caller
+    uses, as long as all stages use the same item);
+  * times are seconds;
+  * GB means 10**9 bytes and KB 10**3 bytes (decimal, as in the chapter);
+  * the compute stage of a pipeline is always called "compute".
+"""
+
+from __future__ import annotations
+
+import queue  # queue.Queue(maxsize=...): the bounded buffer between loader and consumer
+import threading  # threading.Thread: the background loader
+import time
+from itertools import repeat
+
+# --------------------------------------------------------------------------
+# Given scaffolding: simulated work for the prefetching exercise.
+# --------------------------------------------------------------------------
+
+
+def python_work(n: int) -> int:
+    """Pure-Python busy loop of ``n`` iterations (about 30 ns each).
+
+    It executes Python bytecode the whole time, so it holds the GIL, like
+    decoding or augmenting samples in plain Python. It allocates nothing,
+    so tracing memory does not slow it down. Given; do not change it.
+    """
+    x = 0
+    for _ in repeat(None, int(n)):
+        x = (x + 3) & 255
+    return x
+
+
+def do_work(*, kind: str, amount: float) -> None:
+    """One simulated stage of work. Given; do not change it.
+
+    kind="sleep":      ``time.sleep(amount)``: ``amount`` is in seconds. A wait
+                       that releases the GIL, like disk or network I/O or a
+                       GPU kernel the CPU waits on.
+    kind="python_cpu": ``python_work(int(amount))``: ``amount`` is a number
+                       of loop iterations. CPU work that holds the GIL.
+    """
+    if kind == "sleep":
+        time.sleep(amount)
+    elif kind == "python_cpu":
+        python_work(int(amount))
+    else:
+        raise ValueError(f"kind must be 'sleep' or 'python_cpu', got {kind!r}")
+
+
+# --------------------------------------------------------------------------
+# The slowest stage wins.
+# --------------------------------------------------------------------------
+
+
+def storage_rate(*, disk_rate: float, network_rate: float, access_factor: float = 1.0) -> float:
+    """Rate at which storage delivers data: R_storage = min(disk, network) × access factor.
+
+    Args:
+        disk_rate: sequential read rate of the disk (items/s, e.g. bytes/s).
+        network_rate: rate of the network link between storage and the host
+            (same unit).
+        access_factor: fraction of the sequential rate achieved by the access
+            pattern: 1.0 for sequential reads, about 0.1 for random access.
+
+    Returns:
+        The storage rate, in the unit of the inputs (float).
+    """
+    raise NotImplementedError
+
+
+def preprocess_rate(*, workers: int, t_transform_s: float) -> float:
+    """Rate of the preprocessing stage: R_preprocess = workers / t_transform.
+
+    Args:
+        workers: number of parallel worker processes (or cores).
+        t_transform_s: seconds one worker spends on one item.
+
+    Returns:
+        Items per second (float).
+    """
+    raise NotImplementedError
+
+
+def pipeline_rate(*, stage_rates: dict[str, float]) -> dict:
+    """Throughput of a pipeline of stages that run concurrently.
+
+    R_pipeline = min over stages; utilization = R_pipeline / R_compute.
+
+    Args:
+        stage_rates: stage name -> rate (items/s). Must contain the key
+            "compute" (the accelerator's rate). Example:
+            {"storage": 700.0, "preprocess": 200.0, "compute": 1000.0}.
+
+    Returns:
+        dict with exactly these keys:
+          "rate" (float): the pipeline's throughput, items/s;
+          "bottleneck" (str): name of the slowest stage (the first one in
+              the dict's order if several tie);
+          "utilization" (float): fraction of the accelerator's rate that is
+              used, in [0, 1] (200 img/s feeding a 1000 img/s accelerator
+              gives 0.2).
+    """
+    raise NotImplementedError
+
+
+def pipeline_step(*, stage_times_s: dict[str, float], overlap: bool) -> dict:
+    """Time per iteration of a pipeline, with or without overlapping stages.
+
+    Without overlap each iteration runs the stages one after another, so
+    t_iteration = sum of the stage times. With overlap (prefetching), stage k
+    of batch i+1 runs while stage k+1 works on batch i, so in steady state
+    t_iteration = max of the stage times.
+
+    Args:
+        stage_times_s: stage name -> seconds per iteration (batch). Must
+            contain the key "compute".
+        overlap: whether the stages run concurrently.
+
+    Returns:
+        dict with exactly these keys:
+          "step_s" (float): seconds per iteration;
+          "throughput" (float): iterations per second, 1 / step_s;
+          "utilization" (float): fraction of the step the accelerator
+              computes, stage_times_s["compute"] / step_s;
+          "bottleneck" (str): name of the stage with the largest time (the
+              first one in the dict's order if several tie). It is the same
+              with and without overlap.
+    """
+    raise NotImplementedError
+
+
+def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per_core: float = 500_000.0,
+                  workers: int = 8, bytes_per_token: int = 8, pcie_GBps: float = 15.75,
+                  forward_s: float = 0.080) -> dict:
+    """The chapter's GPT-2 pipeline: tokenize on the CPU, copy over PCIe, run the forward pass.
+
+    With the defaults: 32 × 1024 = 32,768 tokens per batch; tokenizing takes
+    65.5 ms on one core and 8.2 ms on 8; the int64 batch is 262 KB and moves
+    in 0.017 ms over PCIe Gen3; the forward pass takes 80 ms.
+
+    Args:
+        batch_size: sequences per batch (B).
+        seq_len: tokens per sequence (S).
+        tokens_per_s_per_core: tokenizer speed of one core.
+        workers: cores tokenizing in parallel (the work splits evenly).
+        bytes_per_token: bytes of one token id on the wire (int64: 8).
+        pcie_GBps: host-to-device bandwidth in GB/s (10**9 bytes/s).
+        forward_s: seconds of the forward pass for one batch.
+
+    Returns:
+        dict with exactly these keys (times in seconds):
+          "tokens_per_batch" (int): B × S;
+          "tokenize_s_one_core" (float): tokens / (tokens_per_s_per_core);
+          "tokenize_s" (float): the same with `workers` cores;
+          "batch_bytes" (int): tokens × bytes_per_token;
+          "transfer_s" (float): batch_bytes / (pcie_GBps × 1e9);
+          "forward_s" (float): forward_s;
+          "step_s_no_overlap" (float): tokenize_s + transfer_s + forward_s;
+          "step_s_overlap" (float): max of the three;
+          "utilization_no_overlap" (float): forward_s / step_s_no_overlap;
+          "utilization_overlap" (float): forward_s / step_s_overlap;
+          "bottleneck" (str): the slowest of "tokenize", "transfer",
+              "compute" (ties go to the first in that order).
+    """
+    raise NotImplementedError
+
+
+# --------------------------------------------------------------------------
+# Prefetching with a background thread and a bounded queue.
+# --------------------------------------------------------------------------
+
+
+def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str = "sleep",
+               prefetch: bool = False, queue_size: int = 2) -> dict:
+    """Load and compute ``n_items`` items, sequentially or with a prefetch thread.
+
+    Loading item i is ``do_work(kind=kind, amount=load_work)``; computing on
+    it is ``do_work(kind=kind, amount=compute_work)`` (see do_work for what
+    the amounts mean: seconds for "sleep", loop iterations for
+    "python_cpu"). Items are computed in order 0, 1, ..., n_items-1.
+
+    prefetch=False: one loop in the calling thread: load item i, compute
+        item i, then item i+1.
+    prefetch=True: one background ``threading.Thread`` loads the items in
+        order and puts each into a ``queue.Queue(maxsize=queue_size)`` right
+        after loading it; the calling thread takes items from the queue and
+        computes them. At most ``queue_size`` loaded items wait in the queue,
+        so the loader never runs more than queue_size + 1 items ahead. The
+        thread is finished (joined) before the function returns.
+
+    The grader measures wall time and CPU time around your call from
+    outside; the timeline below is only checked for structure (and plotted
+    in the notebook).
+
+    Returns:
+        dict with exactly these keys:
+          "order" (list[int]): the item ids in the order they were computed;
+          "load_start", "load_end", "compute_start", "compute_end"
+              (list[float], n_items each, indexed by item id): seconds since
+              the call began (``time.perf_counter()``), taken just before and
+              just after loading / computing that item.
+    """
+    raise NotImplementedError

@@ -1,0 +1,154 @@
+"""Lab 4, part 3: ring AllReduce and the network wall (chapter section 7).
+
+Data-parallel training sums every gradient over N workers each step. The
+ring algorithm splits each rank's buffer into N chunks and passes chunks
+around a ring: N−1 steps of reduce-scatter (each rank ends up owning the
+full sum of one chunk), then N−1 steps of all-gather (the owned chunks are
+copied around). Each rank sends 2(N−1)/N × M bytes, almost independent of N,
+which is why the ring is bandwidth-optimal, and also why a big model's
+gradients can still hit a network wall.
+
+Conventions:
+  * AllReduce returns the element-wise SUM over ranks, not the mean.
+  * Bytes are counted as elements × itemsize of the buffers' dtype.
+  * GB means 10**9 bytes; link bandwidths are in GB/s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def chunk_bounds(*, M: int, N: int) -> list[tuple[int, int]]:
+    """Split M elements into N contiguous chunks whose sizes differ by at most one.
+
+    The first M mod N chunks get one extra element (numpy's array_split
+    convention). Chunks may be empty when M < N.
+
+    Returns:
+        list of N (start, stop) pairs of ints, chunk c being
+        buffer[start:stop]; the first start is 0, each stop is the next
+        start, and the last stop is M.
+    """
+    assert N >= 1 and M >= 0, f"need N >= 1 and M >= 0, got N={N}, M={M}"
+    base, extra = divmod(M, N)
+    bounds, start = [], 0
+    for c in range(N):
+        stop = start + base + (1 if c < extra else 0)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
+def ring_allreduce(*, buffers: list[np.ndarray]) -> dict:
+    """Simulate ring AllReduce (sum) over N = len(buffers) ranks.
+
+    Rank r holds buffers[r], a 1-D array of length M (all ranks have the
+    same length and dtype; M need not be divisible by N). Split the buffer
+    into N chunks with chunk_bounds(M=M, N=N). Rank r only ever sends to
+    rank (r + 1) mod N.
+      * Reduce-scatter, steps s = 0 .. N−2: every rank r sends its chunk
+        (r − s) mod N to rank r+1, which adds it into its own copy of that
+        chunk. Afterwards rank r holds the full sum of chunk (r + 1) mod N.
+      * All-gather, steps s = 0 .. N−2: every rank r sends its chunk
+        (r + 1 − s) mod N to rank r+1, which overwrites its copy with it.
+    Within a step all ranks send at the same time: a rank sends what it
+    held at the start of the step.
+
+    Count the bytes each rank actually sends (the nbytes of every chunk it
+    sends), over both phases. With M divisible by N this is
+    2(N−1)/N × M × itemsize per rank.
+
+    Args:
+        buffers: N 1-D arrays of equal length and dtype. Do not modify them.
+
+    Returns:
+        dict with exactly these keys:
+          "results" (list of N 1-D arrays): rank r's buffer at the end, the
+              element-wise sum of all buffers, same dtype and length;
+          "bytes_sent" (list of N ints): bytes sent by each rank.
+    """
+    N = len(buffers)
+    assert N >= 1, "AllReduce needs at least one rank"
+    M = buffers[0].shape[0]
+    assert all(b.shape == (M,) and b.dtype == buffers[0].dtype for b in buffers), "buffers must be 1-D, same length and dtype"
+    data = [b.copy() for b in buffers]  # each rank's own buffer; the inputs stay untouched
+    chunks = chunk_bounds(M=M, N=N)
+    sent = [0] * N
+
+    def send(r: int, c: int) -> tuple[int, np.ndarray]:
+        """Rank r puts a copy of its chunk c on the wire; count the bytes."""
+        lo, hi = chunks[c]
+        msg = data[r][lo:hi].copy()  # a copy: the receiver must not see later updates
+        sent[r] += msg.nbytes
+        return c, msg
+
+    # Reduce-scatter: at step s rank r passes its partial sum of chunk (r - s) to rank r+1,
+    # which adds its own contribution; the chunk it receives is the one it sends next step.
+    for s in range(N - 1):
+        outgoing = [send(r, (r - s) % N) for r in range(N)]  # every rank sends at once
+        for r, (c, msg) in enumerate(outgoing):
+            lo, hi = chunks[c]
+            data[(r + 1) % N][lo:hi] += msg
+    # Now rank r owns the full sum of chunk (r + 1) % N.
+    # All-gather: pass the finished chunks around the ring; receivers overwrite.
+    for s in range(N - 1):
+        outgoing = [send(r, (r + 1 - s) % N) for r in range(N)]
+        for r, (c, msg) in enumerate(outgoing):
+            lo, hi = chunks[c]
+            data[(r + 1) % N][lo:hi] = msg
+    return {"results": data, "bytes_sent": sent}
+
+
+def allreduce_bytes_per_rank(*, M_bytes: float, N: int) -> float:
+    """Bytes each rank sends in a ring AllReduce of M bytes: 2(N−1)/N × M.
+
+    Returns:
+        float, in the unit of M_bytes. For N = 1 nothing is sent (0.0).
+    """
+    return 2 * (N - 1) / N * M_bytes
+
+
+def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBps: float,
+                 compute_s: float) -> dict:
+    """Is a data-parallel step compute-bound or communication-bound?
+
+    Every step, each GPU ring-AllReduces the full gradient
+    (n_params × bytes_per_param bytes) over a link of link_GBps.
+
+    Args:
+        n_params: number of parameters (e.g. 7e9).
+        bytes_per_param: bytes of one gradient element (FP16: 2).
+        n_gpus: data-parallel GPUs (N).
+        link_GBps: per-GPU link bandwidth in GB/s (10**9 bytes/s):
+            100 Gb/s Ethernet/InfiniBand is 12.5 GB/s, NVLink 900 GB/s.
+        compute_s: seconds of forward + backward per step.
+
+    Returns:
+        dict with exactly these keys:
+          "gradient_bytes" (float): n_params × bytes_per_param;
+          "bytes_per_gpu" (float): 2(N−1)/N × gradient_bytes;
+          "comm_s" (float): bytes_per_gpu / (link_GBps × 1e9);
+          "step_s_no_overlap" (float): compute_s + comm_s;
+          "step_s_overlap" (float): max(compute_s, comm_s), communication
+              hidden behind the backward pass as far as it can be;
+          "bound" (str): "communication" if comm_s > compute_s, else
+              "compute";
+          "break_even_GBps" (float): the link bandwidth at which comm_s
+              equals compute_s: where the wall is.
+        Example: 7e9 params, FP16, 8 GPUs, 12.5 GB/s, 1 s: 14 GB of
+        gradients, 24.5 GB per GPU, 1.96 s of communication:
+        communication-bound; the wall sits at 24.5 GB/s.
+    """
+    grad = n_params * bytes_per_param
+    per_gpu = allreduce_bytes_per_rank(M_bytes=grad, N=n_gpus)
+    comm = per_gpu / (link_GBps * 1e9)
+    return {
+        "gradient_bytes": grad,
+        "bytes_per_gpu": per_gpu,
+        "comm_s": comm,
+        "step_s_no_overlap": compute_s + comm,
+        "step_s_overlap": max(compute_s, comm),
+        "bound": "communication" if comm > compute_s else "compute",
+        "break_even_GBps": per_gpu / compute_s / 1e9,
+    }

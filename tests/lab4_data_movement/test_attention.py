@@ -1,0 +1,125 @@
+"""Hidden tests, question "tiled_attention": exact online softmax, measured memory.
+
+Ground truth is plain softmax(QKᵀ/√d)·V computed here in float64, never by
+the code under test.
+"""
+
+import numpy as np
+import pytest
+
+from autograder import messages as M
+from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
+
+pytestmark = pytest.mark.question("tiled_attention")
+
+UNMEASURED = "{what}: could not be measured on this grading machine; please tell your instructor"
+F64 = dict(rtol=1e-10, atol=1e-10)
+F32 = dict(rtol=1e-5, atol=1e-5)
+
+
+def softmax_attention(q, k, v, causal=False):
+    """The definition, in float64, with the (..., S, S) matrix."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    S, d = q.shape[-2:]
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)
+    if causal:
+        scores = np.where(np.tril(np.ones((S, S), dtype=bool)), scores, -np.inf)
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return (w / w.sum(axis=-1, keepdims=True)) @ v
+
+
+def qkv(rng, shape, dtype=np.float64, scale=1.0):
+    return tuple((scale * rng.standard_normal(shape)).astype(dtype) for _ in range(3))
+
+
+def check_tiled(student, rng, shape, *, causal, block_size, dtype=np.float64, scale=1.0):
+    q, k, v = qkv(rng, shape, dtype, scale)
+    got = student.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=block_size)
+    case = f"shape {shape}, causal={causal}, block_size={block_size}, {np.dtype(dtype).name}"
+    assert_equal(str(getattr(got, "dtype", type(got).__name__)), np.dtype(dtype).name,
+                 what="dtype of tiled_attention's output (it must be q's dtype)", case=case)
+    assert_close(got, softmax_attention(q, k, v, causal), what="tiled_attention output", case=case,
+                 **(F64 if dtype == np.float64 else F32))
+
+
+def test_attention_score_bytes(student, rng):
+    # Chapter: a 128×128 FP32 tile is 64 KB, against 64 MiB for a full 4096² score matrix.
+    got = student.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4)
+    assert_keys(got, ("full_bytes", "tile_bytes"), what="attention_score_bytes", case="S=4096, block 128, FP32")
+    assert_scalar(got["full_bytes"], 64 * 2**20, what="full_bytes", case="S=4096, FP32", rtol=0)
+    assert_scalar(got["tile_bytes"], 64 * 2**10, what="tile_bytes", case="block 128, FP32", rtol=0)
+    S, b, e = int(rng.integers(100, 9000)), int(rng.choice([32, 64, 256])), int(rng.choice([2, 8]))
+    got = student.attention_score_bytes(S=S, block_size=b, bytes_per_element=e)
+    case = f"S={S}, block {b}, {e} bytes per element"
+    assert_scalar(got["full_bytes"], S * S * e, what="full_bytes", case=case, rtol=0)
+    assert_scalar(got["tile_bytes"], b * b * e, what="tile_bytes", case=case, rtol=0)
+
+
+def test_standard_attention_matches_softmax(student, rng):
+    for shape, causal in [((48, 16), False), ((48, 16), True), ((3, 40, 8), True)]:
+        q, k, v = qkv(rng, shape)
+        got = student.standard_attention(q=q, k=k, v=v, causal=causal)
+        assert_close(got, softmax_attention(q, k, v, causal), what="standard_attention output",
+                     case=f"shape {shape}, causal={causal}, float64", **F64)
+
+
+def test_tiled_matches_softmax_float64(student, rng):
+    # Block sizes that divide S, that do not, one row per block, and one block for everything.
+    for S, d, B in [(128, 32, 32), (96, 16, 40), (64, 8, 1), (50, 8, 64)]:
+        check_tiled(student, rng, (S, d), causal=False, block_size=B)
+    # Large scores: without the running max, exp would overflow.
+    check_tiled(student, rng, (80, 16), causal=False, block_size=16, scale=8.0)
+
+
+def test_tiled_causal(student, rng):
+    for S, d, B in [(128, 16, 32), (90, 8, 16), (33, 8, 64), (20, 4, 1)]:
+        check_tiled(student, rng, (S, d), causal=True, block_size=B)
+
+
+def test_tiled_multiple_heads(student, reference, rng):
+    for shape, causal, B in [((4, 64, 16), False, 16), ((3, 70, 8), True, 32), ((2, 3, 40, 8), True, 16)]:
+        check_tiled(student, rng, shape, causal=causal, block_size=B)
+    # and against the reference on a random head count and length
+    H, S = int(rng.integers(2, 6)), int(rng.integers(20, 120))
+    q, k, v = qkv(rng, (H, S, 16))
+    case = f"shape {(H, S, 16)}, causal=True, block_size=24, float64"
+    assert_close(student.tiled_attention(q=q, k=k, v=v, causal=True, block_size=24),
+                 reference.tiled_attention(q=q, k=k, v=v, causal=True, block_size=24),
+                 what="tiled_attention output", case=case, **F64)
+
+
+def test_tiled_lengths_not_divisible_by_block(student, rng):
+    # The last block is shorter: 100 = 3×32 + 4, 130 = 2×64 + 2, 129 = 4×32 + 1.
+    for S, B in [(100, 32), (130, 64), (129, 32)]:
+        for causal in (False, True):
+            check_tiled(student, rng, (S, 16), causal=causal, block_size=B)
+
+
+def test_tiled_float32(student, rng):
+    for shape, causal, B in [((200, 32), False, 64), ((2, 150, 16), True, 32)]:
+        check_tiled(student, rng, shape, causal=causal, block_size=B, dtype=np.float32)
+
+
+@pytest.mark.question("tiled_attention", points=2)
+def test_tiled_peak_memory_below_score_matrix(student, rng):
+    # float32 inputs keep q, k, v and the output small next to the budget.
+    S, d, B = 2048, 64, 128
+    q, k, v = qkv(rng, (S, d), np.float32)
+    # A first, unmeasured call warms the worker up (imports, allocator arenas), so the
+    # measured call shows what the algorithm itself allocates.
+    student.tiled_attention(q=q, k=k, v=v, causal=False, block_size=B)
+    out, meas = student.tiled_attention.measured(q=q, k=k, v=v, causal=False, block_size=B)
+    if meas.peak_bytes < 0:  # the grader could not read the worker's memory: say so, never pass silently
+        raise AssertionError(UNMEASURED.format(what="peak memory of tiled_attention"))
+    case = f"S={S}, d={d}, block_size={B}, float32, measured with {meas.method}"
+    assert_close(out, softmax_attention(q, k, v), what="tiled_attention output", case=case, **F32)
+    # Sandboxed, the worker's resident memory also holds q, k, v as they arrive and the
+    # output as it leaves; allow twice their size for that, on top of the budget.
+    io_bytes = 4 * S * d * q.itemsize  # q, k, v and the output
+    transport = 2 * io_bytes if meas.method == "rss" else 0
+    budget = S * S * 8 / 8  # 1/8 of the S×S float64 score matrix: 4 MiB
+    if meas.peak_bytes >= budget + transport:
+        raise AssertionError(M.RATIO_SYMPTOM.format(
+            what="peak extra memory of tiled_attention", case=M.case_suffix(case),
+            ratio=meas.peak_bytes / (budget + transport),
+            reference_name="the budget (1/8 of the S×S float64 score matrix); never build an S×S array"))

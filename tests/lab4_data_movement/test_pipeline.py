@@ -1,0 +1,100 @@
+"""Hidden tests, question "slowest_stage": rates, overlap and the GPT-2 pipeline."""
+
+import pytest
+
+from autograder.testing import assert_equal, assert_keys, assert_scalar
+
+pytestmark = pytest.mark.question("slowest_stage")
+
+STEP_KEYS = ("step_s", "throughput", "utilization", "bottleneck")
+GPT2_KEYS = ("tokens_per_batch", "tokenize_s_one_core", "tokenize_s", "batch_bytes", "transfer_s", "forward_s",
+             "step_s_no_overlap", "step_s_overlap", "utilization_no_overlap", "utilization_overlap", "bottleneck")
+
+
+def assert_fields(got, expected: dict, *, what: str, case: str, rtol: float = 1e-9) -> None:
+    """Same keys; numbers within rtol, strings equal."""
+    assert_keys(got, expected, what=what, case=case)
+    for key, e in expected.items():
+        if isinstance(e, str):
+            assert_equal(got[key], e, what=f"{what}[{key!r}]", case=case)
+        else:
+            assert_scalar(got[key], e, what=f"{what}[{key!r}]", case=case, rtol=rtol)
+
+
+def test_storage_and_preprocess_rates(student, reference, rng):
+    # Chapter: NVMe Gen4 reads 7 GB/s sequentially; random access is about 0.1 of that.
+    got = student.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
+    assert_scalar(got, 0.7e9, what="storage_rate", case="NVMe 7 GB/s, 12.5 GB/s network, random access 0.1", rtol=1e-9)
+    got = student.storage_rate(disk_rate=7e9, network_rate=1.25e9)
+    assert_scalar(got, 1.25e9, what="storage_rate", case="7 GB/s disk behind a 1.25 GB/s network, sequential", rtol=1e-9)
+    got = student.preprocess_rate(workers=8, t_transform_s=0.004)
+    assert_scalar(got, 2000.0, what="preprocess_rate", case="8 workers, 4 ms per item", rtol=1e-9)
+    for _ in range(3):
+        kw = {"disk_rate": float(rng.uniform(1e8, 1e10)), "network_rate": float(rng.uniform(1e8, 1e10)),
+              "access_factor": float(rng.uniform(0.05, 1.0))}
+        assert_scalar(student.storage_rate(**kw), reference.storage_rate(**kw), what="storage_rate",
+                      case="random disk/network rates and access factor", rtol=1e-9)
+        kw = {"workers": int(rng.integers(1, 33)), "t_transform_s": float(rng.uniform(1e-4, 1e-1))}
+        assert_scalar(student.preprocess_rate(**kw), reference.preprocess_rate(**kw), what="preprocess_rate",
+                      case=f"{kw['workers']} workers, random transform time", rtol=1e-9)
+
+
+def test_pipeline_rate_slowest_stage_wins(student, reference, rng):
+    # Chapter: 200 img/s of preprocessing feeding a 1000 img/s accelerator is 20% utilization.
+    got = student.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0})
+    assert_fields(got, {"rate": 200.0, "bottleneck": "preprocess", "utilization": 0.2}, what="pipeline_rate",
+                  case="storage 700, preprocess 200, compute 1000 img/s")
+    got = student.pipeline_rate(stage_rates={"storage": 5000.0, "preprocess": 3000.0, "compute": 1000.0})
+    assert_fields(got, {"rate": 1000.0, "bottleneck": "compute", "utilization": 1.0}, what="pipeline_rate",
+                  case="compute is the slowest stage")
+    for n_stages in (2, 4):
+        names = ["storage", "preprocess", "transfer"][: n_stages - 1] + ["compute"]
+        rates = {n: float(r) for n, r in zip(names, rng.uniform(50.0, 5000.0, size=n_stages))}
+        assert_fields(student.pipeline_rate(stage_rates=rates), reference.pipeline_rate(stage_rates=rates),
+                      what="pipeline_rate", case=f"{n_stages} random stage rates")
+
+
+def test_pipeline_step_with_and_without_overlap(student, reference, rng):
+    times = {"load": 0.030, "preprocess": 0.050, "compute": 0.040}
+    got = student.pipeline_step(stage_times_s=times, overlap=False)
+    assert_fields(got, {"step_s": 0.120, "throughput": 1 / 0.120, "utilization": 0.040 / 0.120,
+                        "bottleneck": "preprocess"}, what="pipeline_step", case="30/50/40 ms, no overlap")
+    got = student.pipeline_step(stage_times_s=times, overlap=True)
+    assert_fields(got, {"step_s": 0.050, "throughput": 20.0, "utilization": 0.8, "bottleneck": "preprocess"},
+                  what="pipeline_step", case="30/50/40 ms, overlapped")
+    for overlap in (False, True):
+        times = {n: float(t) for n, t in zip(("read", "decode", "transfer", "compute"), rng.uniform(1e-3, 0.2, size=4))}
+        assert_fields(student.pipeline_step(stage_times_s=times, overlap=overlap),
+                      reference.pipeline_step(stage_times_s=times, overlap=overlap),
+                      what="pipeline_step", case=f"4 random stage times, overlap={overlap}")
+
+
+def test_gpt2_pipeline_chapter_numbers(student):
+    # 32 × 1024 = 32,768 tokens; 65.5 ms on one core at 500K tokens/s, 8.2 ms on 8;
+    # 262 KB of int64 moving in 0.017 ms over PCIe Gen3 (15.75 GB/s); forward 80 ms.
+    tokens = 32 * 1024
+    tok_1 = tokens / 500_000
+    xfer = tokens * 8 / 15.75e9
+    for workers in (8, 1):
+        tok = tok_1 / workers
+        serial = tok + xfer + 0.080
+        expected = {
+            "tokens_per_batch": tokens, "tokenize_s_one_core": tok_1, "tokenize_s": tok,
+            "batch_bytes": tokens * 8, "transfer_s": xfer, "forward_s": 0.080,
+            "step_s_no_overlap": serial, "step_s_overlap": 0.080,
+            "utilization_no_overlap": 0.080 / serial, "utilization_overlap": 1.0, "bottleneck": "compute",
+        }
+        assert_fields(student.gpt2_pipeline(workers=workers), expected, what="gpt2_pipeline",
+                      case=f"chapter defaults, {workers} tokenizer worker(s)")
+
+
+def test_gpt2_pipeline_matches_reference(student, reference, rng):
+    # A slow tokenizer makes tokenizing the bottleneck; a fast one leaves compute.
+    cases = [{"tokens_per_s_per_core": 100_000.0, "workers": 2},
+             {"batch_size": int(rng.integers(4, 65)), "seq_len": int(rng.choice([256, 512, 2048])),
+              "tokens_per_s_per_core": float(rng.uniform(1e5, 1e6)), "workers": int(rng.integers(1, 17)),
+              "bytes_per_token": int(rng.choice([2, 4, 8])), "pcie_GBps": float(rng.choice([15.75, 31.5, 64.0])),
+              "forward_s": float(rng.uniform(0.01, 0.2))}]
+    for kw in cases:
+        assert_fields(student.gpt2_pipeline(**kw), reference.gpt2_pipeline(**kw), what="gpt2_pipeline",
+                      case=", ".join(f"{k}={v:g}" for k, v in kw.items()))
