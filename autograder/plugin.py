@@ -48,7 +48,13 @@ def pytest_addoption(parser):
     parser.addini("autograder_sandbox", SANDBOX_HELP, type="bool", default=False)
 
 
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
 def pytest_configure(config):
+    # one BLAS/OpenMP thread, as in graders and workers; set before torch is imported
+    for v in THREAD_VARS:
+        os.environ.setdefault(v, "1")
     config.addinivalue_line("markers", QUESTION_HELP)
     config.stash[STATE] = State(settings=resolve_settings(config))
 

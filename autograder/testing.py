@@ -64,7 +64,13 @@ def assert_scalar(actual, expected, *, what: str, case: str = "", rtol: float = 
         raise AssertionError(M.NOT_EQUAL.format(what=what, case=sfx))
     if a == 0 or (a > 0) != (e > 0):
         raise AssertionError(M.SCALAR_SIGN.format(what=what, case=sfx))
-    raise AssertionError(M.SCALAR_OFF.format(what=what, case=sfx, ratio=a / e, rtol=rtol))
+    raise AssertionError(M.SCALAR_OFF.format(what=what, case=sfx, ratio=_fmt_ratio(a / e), rtol=rtol))
+
+
+def _fmt_ratio(r: float) -> str:
+    """Enough digits that a ratio near 1 does not print as "1"."""
+    digits = 3 if abs(r - 1) >= 0.01 else min(12, 2 - math.floor(math.log10(abs(r - 1))))
+    return f"{r:.{digits}g}"
 
 
 def assert_equal(actual, expected, *, what: str, case: str = "") -> None:

@@ -1,0 +1,143 @@
+"""Lab 1, part 2: the iron law as a calculator, from FLOPs to days, dollars and kWh.
+
+    T_train = O / (R_peak * eta)
+
+O is the work in FLOPs, R_peak the peak rate of all devices together and eta
+the achieved fraction of peak (for a whole model: MFU).  Conventions used by
+every function below (the tests rely on them):
+
+* The work of training a dense transformer is O = 6 * P * T FLOPs
+  (training_flops): P parameters, T tokens.
+* Rates are FLOP/s, times seconds unless a name says hours or days;
+  1 hour = 3600 s, 1 day = 86400 s.  Money is in dollars, power in watts
+  (arguments) or kW (results), energy in kWh.
+* peak_flop_per_s is the peak of ONE device unless a docstring says otherwise.
+* Every number returned is a float.
+"""
+
+from __future__ import annotations
+
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+
+
+def training_flops(n_params: float, n_tokens: float) -> float:
+    """The 6 * P * T estimate of the FLOPs to train a dense transformer.
+
+    Each parameter takes part in one multiply-accumulate per token in the
+    forward pass (2 FLOPs) and two in the backward pass (4 FLOPs): input
+    gradient and weight gradient.  The rule ignores the attention products
+    of two activations (scores and attention x V), which have no parameters
+    and grow as S^2; flops.step_flops counts them.  For GPT-2 XL at B=32,
+    S=1024 (P=1.5e9, T=32768 tokens) this gives 294.9 TFLOP against the
+    counted 320.8 TFLOP.
+
+    Returns:
+        float: 6 * n_params * n_tokens.
+    """
+    return 6.0 * n_params * n_tokens
+
+
+def iron_law_time_s(flops: float, peak_flop_per_s: float, efficiency: float, data_bytes: float = 0.0,
+                    bandwidth_bytes_per_s: float = float("inf"), latency_s: float = 0.0) -> float:
+    """Time of a job by the iron law, general form.
+
+        T = data_bytes / bandwidth_bytes_per_s + flops / (peak_flop_per_s * efficiency) + latency_s
+
+    Here peak_flop_per_s is the AGGREGATE peak of everything that runs the
+    job (multiply by the number of devices before calling).  With the
+    defaults (no data, infinite bandwidth, no latency) it is the plain
+    iron law O / (R_peak * eta).  The terms are added: nothing overlaps.
+
+    Returns:
+        float seconds.
+    """
+    assert peak_flop_per_s > 0 and efficiency > 0, "the peak rate and the efficiency must be positive"
+    return data_bytes / bandwidth_bytes_per_s + flops / (peak_flop_per_s * efficiency) + latency_s
+
+
+def model_flops_utilization(n_params: float, tokens_per_step: float, step_time_s: float,
+                            peak_flop_per_s: float, n_devices: int = 1) -> float:
+    """MFU: the model's useful FLOP rate as a fraction of the devices' peak.
+
+        MFU = (6 * n_params * tokens_per_step / step_time_s) / (n_devices * peak_flop_per_s)
+
+    The numerator uses training_flops (6 * P * T), not the FLOPs the
+    hardware actually executed: recomputation does not count as useful.
+    Example: a 7B model, 1024 tokens per step, 1.2 s per step on one A100
+    (312e12 FLOP/s) has MFU 0.115.
+
+    Returns:
+        float, a fraction (0.3 to 0.5 for good production runs).
+    """
+    achieved = training_flops(n_params, tokens_per_step) / step_time_s
+    return achieved / (n_devices * peak_flop_per_s)
+
+
+def rent_vs_buy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per_s: float, mfu: float,
+                rent_per_gpu_hour: float, gpu_price: float) -> dict:
+    """What one training run costs to rent, against buying the GPUs.
+
+    The run does training_flops(n_params, n_tokens) FLOPs on n_gpus GPUs,
+    each at peak_flop_per_s * mfu (iron law).  Renting is paid per GPU-hour;
+    buying pays gpu_price per GPU once (power, hosting and resale ignored).
+
+    Returns:
+        dict of floats with exactly these keys:
+        "flops":          total FLOPs of the run.
+        "days":           wall-clock days of the run.
+        "gpu_hours":      n_gpus * wall-clock hours.
+        "rent_cost":      gpu_hours * rent_per_gpu_hour, dollars.
+        "buy_cost":       n_gpus * gpu_price, dollars.
+        "breakeven_runs": buy_cost / rent_cost, how many runs buying needs to pay off.
+
+    Example (Llama 2 70B: 70e9 params, 2e12 tokens, 1024 H100 at 989e12,
+    MFU 0.5, $3 per GPU-hour, $30,000 per GPU): 8.4e23 FLOPs, 19.2 days,
+    471,857 GPU-hours, $1.42M to rent, $30.72M to buy, 21.7 runs.
+    """
+    flops = training_flops(n_params, n_tokens)
+    seconds = iron_law_time_s(flops, n_gpus * peak_flop_per_s, mfu)
+    gpu_hours = n_gpus * seconds / SECONDS_PER_HOUR  # every GPU is billed for the whole run
+    rent = gpu_hours * rent_per_gpu_hour
+    buy = n_gpus * gpu_price
+    return {"flops": flops, "days": seconds / SECONDS_PER_DAY, "gpu_hours": gpu_hours,
+            "rent_cost": rent, "buy_cost": buy, "breakeven_runs": buy / rent}
+
+
+def implied_mfu(n_params: float, n_tokens: float, gpu_hours: float, peak_flop_per_s: float) -> float:
+    """The MFU a reported run must have reached, from its GPU-hours.
+
+        MFU = training_flops(n_params, n_tokens) / (gpu_hours * 3600 * peak_flop_per_s)
+
+    Example: the Llama 2 paper reports 1,720,320 A100 GPU-hours for 70B
+    (70e9 params, 2e12 tokens); at 312e12 FLOP/s that is MFU 0.435.
+
+    Returns:
+        float, a fraction.
+    """
+    return training_flops(n_params, n_tokens) / (gpu_hours * SECONDS_PER_HOUR * peak_flop_per_s)
+
+
+def training_energy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per_s: float, mfu: float,
+                    gpu_watts: float, n_hosts: int = 0, host_watts: float = 0.0, pue: float = 1.0) -> dict:
+    """Energy of a training run: (GPU power + host power) x hours x PUE.
+
+    The run lasts as long as the iron law says (training_flops on n_gpus
+    GPUs at peak_flop_per_s * mfu each).  GPUs draw gpu_watts each and the
+    n_hosts host machines host_watts each, for the whole run; PUE
+    (power usage effectiveness, >= 1) scales what the facility draws.
+
+    Returns:
+        dict of floats with exactly these keys:
+        "hours":      wall-clock hours of the run.
+        "power_kw":   IT power, (n_gpus * gpu_watts + n_hosts * host_watts) / 1000,
+                      WITHOUT the PUE factor.
+        "energy_kwh": power_kw * hours * pue.
+
+    Example (7B model, 1e12 tokens, 1024 A100 at 312e12 and MFU 0.5, 400 W
+    each, 128 hosts at 200 W, PUE 1): 73.0 h, 435.2 kW, 31,784 kWh.
+    """
+    flops = training_flops(n_params, n_tokens)
+    hours = iron_law_time_s(flops, n_gpus * peak_flop_per_s, mfu) / SECONDS_PER_HOUR
+    power_kw = (n_gpus * gpu_watts + n_hosts * host_watts) / 1000.0
+    return {"hours": hours, "power_kw": power_kw, "energy_kwh": power_kw * hours * pue}

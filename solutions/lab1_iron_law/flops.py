@@ -1,0 +1,285 @@
+"""Lab 1, part 1: count the operations of a GPT-2 layer, then measure them.
+
+The iron law of training time is T = O / (R_peak * eta): operations divided by
+the rate the hardware sustains.  This file is about O (count every FLOP of a
+GPT-2 layer, forward and backward) and about eta (time real matmuls on this
+CPU and see how much of its peak rate they reach).
+
+Conventions used by every function below (the tests rely on them):
+
+* A FLOP is one floating-point add or multiply.  A multiply-accumulate is
+  2 FLOPs, so (m, k) @ (k, n) costs 2*m*k*n FLOPs.
+* Notation: B = batch, S = sequence length, d = d_model, h = heads,
+  d_head = d / h.  A GPT-2 layer is pre-LayerNorm: x + attn(ln_1(x)), then
+  x + mlp(ln_2(x)), with an MLP of width 4d and the tanh GELU.
+* Attention counts the FULL S x S score matrix.  A causal mask zeroes half
+  of it, but the hardware computes it anyway: there is no halving here
+  (as in the chapter and nanoGPT's estimate_mfu; Megatron-LM halves it).
+* Counts are per layer unless a function says otherwise, and exclude the
+  embeddings, the final LayerNorm and the language-model head.
+* Counts are exact Python ints.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+# Per-element costs of the non-matmul work ("count to the end").  Each
+# elementary operation (add, subtract, multiply, divide, compare, exp, tanh)
+# is 1 FLOP; per-row work (one reciprocal square root per LayerNorm row, one
+# reciprocal per softmax row) is ignored.
+SOFTMAX_FLOPS_PER_SCORE = 6  # scale by 1/sqrt(d_head), row max, subtract max, exp, row sum, divide
+LAYERNORM_FLOPS_PER_ELEMENT = 7  # mean sum, subtract mean, square, variance sum, normalize, *gamma, +beta
+GELU_FLOPS_PER_ELEMENT = 9  # x*x*x (2), *0.044715, +x, *sqrt(2/pi), tanh, 1+, *x, *0.5
+RESIDUAL_FLOPS_PER_ELEMENT = 1  # one add per element of (B, S, d), two residual adds per layer
+BIAS_FLOPS_PER_ELEMENT = 1  # one add per output element of every nn.Linear
+
+
+# ----------------------------------------------------------------------------
+# Forward matmuls
+
+
+def matmul_flops(m: int, k: int, n: int) -> int:
+    """FLOPs of one matrix product (m, k) @ (k, n).
+
+    Each of the m*n outputs is a dot product of length k: k multiplies and
+    k adds, so 2*m*k*n FLOPs in all (2 FLOPs per multiply-accumulate).
+    A batched product (b, m, k) @ (b, k, n) is b times this.
+
+    Returns:
+        int: 2 * m * k * n.
+    """
+    assert min(m, k, n) >= 0, "matrix dimensions must be non-negative"
+    return 2 * m * k * n
+
+
+def layer_matmul_flops(B: int, S: int, d: int, h: int) -> dict:
+    """Forward FLOPs of the matmuls of one GPT-2 layer, matmul by matmul.
+
+    Args:
+        B: batch size.  S: sequence length.  d: d_model.  h: attention heads
+        (d must be divisible by h; d_head = d // h).
+
+    Returns:
+        dict of int FLOPs with exactly these keys:
+        "qkv":      the Q, K and V projections, (B*S, d) @ (d, 3d).
+        "scores":   Q @ K^T, one (S, d_head) @ (d_head, S) per head and sequence (B*h of them).
+        "attn_v":   attention weights @ V, one (S, S) @ (S, d_head) per head and sequence.
+        "out_proj": the attention output projection, (B*S, d) @ (d, d).
+        "mlp":      up (B*S, d) @ (d, 4d) plus down (B*S, 4d) @ (4d, d).
+        "total":    the sum of the five above.
+        The full S x S score matrix is counted (no halving for the causal
+        mask).  Biases are not matmul work (see elementwise_flops).
+
+    Example (GPT-2 XL, B=32, S=1024, d=1600, h=25), in GFLOP:
+        503.3, 107.4, 107.4, 167.8, 1342.2; total 2228.0.
+    """
+    assert d % h == 0, f"d_model={d} is not divisible by h={h} heads"
+    d_head = d // h
+    tokens = B * S  # projections treat every token of every sequence as a row
+    counts = {
+        "qkv": matmul_flops(tokens, d, 3 * d),
+        # each head scores its S queries against its S keys: B*h products of (S, d_head) @ (d_head, S)
+        "scores": B * h * matmul_flops(S, d_head, S),
+        # and mixes its S values with the (S, S) weights: B*h products of (S, S) @ (S, d_head)
+        "attn_v": B * h * matmul_flops(S, S, d_head),
+        "out_proj": matmul_flops(tokens, d, d),
+        "mlp": matmul_flops(tokens, d, 4 * d) + matmul_flops(tokens, 4 * d, d),
+    }
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+# ----------------------------------------------------------------------------
+# Count to the end: everything that is not a matmul
+
+
+def elementwise_flops(B: int, S: int, d: int, h: int) -> dict:
+    """Forward FLOPs of the non-matmul work of one GPT-2 layer.
+
+    Per-element costs are the module constants above (each elementary
+    operation is 1 FLOP, per-row work is ignored):
+
+        "softmax":   SOFTMAX_FLOPS_PER_SCORE (6) per score element; there are
+                     B*h*S*S scores (the full matrix, mask not halved).  The
+                     1/sqrt(d_head) scaling is part of this count.
+        "layernorm": LAYERNORM_FLOPS_PER_ELEMENT (7) per element of the
+                     (B, S, d) input, for each of the 2 LayerNorms.
+        "gelu":      GELU_FLOPS_PER_ELEMENT (9) per element of the (B, S, 4d)
+                     MLP hidden activation.
+        "residual":  RESIDUAL_FLOPS_PER_ELEMENT (1) per element of (B, S, d),
+                     for each of the 2 residual adds.
+        "bias":      BIAS_FLOPS_PER_ELEMENT (1) per output element of each of
+                     the 4 linear layers (QKV: 3d, out: d, MLP up: 4d,
+                     MLP down: d, per token).
+        "total":     the sum of the five above.
+
+    Returns:
+        dict of int FLOPs with exactly the keys above.
+    """
+    assert d % h == 0, f"d_model={d} is not divisible by h={h} heads"
+    tokens = B * S
+    counts = {
+        "softmax": SOFTMAX_FLOPS_PER_SCORE * B * h * S * S,
+        "layernorm": 2 * LAYERNORM_FLOPS_PER_ELEMENT * tokens * d,
+        "gelu": GELU_FLOPS_PER_ELEMENT * tokens * 4 * d,
+        "residual": 2 * RESIDUAL_FLOPS_PER_ELEMENT * tokens * d,
+        "bias": BIAS_FLOPS_PER_ELEMENT * tokens * (3 * d + d + 4 * d + d),
+    }
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+def matmul_fraction(B: int, S: int, d: int, h: int) -> float:
+    """Fraction of one layer's forward FLOPs that are matmuls.
+
+    matmul total / (matmul total + non-matmul total), using
+    layer_matmul_flops and elementwise_flops.  Above 0.98 for GPT-2 XL:
+    this is why counting matmuls alone is a good estimate of O.
+
+    Returns:
+        float in (0, 1).
+    """
+    mm = layer_matmul_flops(B, S, d, h)["total"]
+    other = elementwise_flops(B, S, d, h)["total"]
+    return mm / (mm + other)
+
+
+# ----------------------------------------------------------------------------
+# Forward plus backward
+
+
+def layer_backward_flops(B: int, S: int, d: int, h: int) -> dict:
+    """Backward FLOPs of the matmuls of one GPT-2 layer, matmul by matmul.
+
+    The backward pass of Y = A @ W needs two products of the same size as
+    the forward one: dA = dY @ W^T (the gradient sent to the layer below)
+    and dW = A^T @ dY (the gradient of the weight).  For the two attention
+    products both operands are activations and both get a gradient, which
+    also costs two products.  So each matmul costs 2x its forward FLOPs
+    backward, and training costs 3x forward.  Non-matmul work is not counted.
+
+    Returns:
+        dict of int FLOPs with the same keys as layer_matmul_flops
+        ("qkv", "scores", "attn_v", "out_proj", "mlp", "total").
+    """
+    forward = layer_matmul_flops(B, S, d, h)
+    # every product is paid twice: once for the input gradient, once for the weight (or other operand) gradient
+    return {key: 2 * flops for key, flops in forward.items()}
+
+
+def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
+    """Matmul FLOPs of one training step (forward + backward) of n_layers layers.
+
+    Counts the transformer layers only (no embeddings, final LayerNorm or
+    language-model head) and matmuls only.
+
+    Returns:
+        dict of int FLOPs with exactly these keys:
+        "forward":  n_layers * layer_matmul_flops total.
+        "backward": n_layers * layer_backward_flops total.
+        "total":    forward + backward (3x forward).
+        "attention_quadratic": the part of "total" from the "scores" and
+                    "attn_v" products, forward and backward.
+
+    Why this differs from 6 * P * tokens (costs.training_flops): that rule
+    charges each parameter 2 FLOPs per token forward and 4 backward, so it
+    counts only products with a weight.  The scores and attention x V
+    products multiply two activations, have no parameters, and grow as S^2;
+    the rule leaves them out.  For GPT-2 XL (B=32, S=1024, 48 layers) the
+    step is 320.8 TFLOP, the rule gives 294.9 TFLOP, and "attention_quadratic"
+    is 30.9 TFLOP.  (The rule's P = 1.5e9 also includes embeddings, which do
+    no matmul work here; that is why the gap is not exactly 30.9.)
+    """
+    fwd = layer_matmul_flops(B, S, d, h)
+    bwd = layer_backward_flops(B, S, d, h)
+    L = n_layers
+    return {
+        "forward": L * fwd["total"],
+        "backward": L * bwd["total"],
+        "total": L * (fwd["total"] + bwd["total"]),
+        # products of two activations: no parameter takes part, so 6*P*tokens misses them
+        "attention_quadratic": L * sum(c["scores"] + c["attn_v"] for c in (fwd, bwd)),
+    }
+
+
+# ----------------------------------------------------------------------------
+# Measured throughput: how much of the peak rate a matmul reaches
+
+
+def _seconds_of_one(X: torch.Tensor, W: torch.Tensor) -> float:
+    """Wall seconds of one product X @ W."""
+    t0 = time.perf_counter()
+    X @ W
+    return time.perf_counter() - t0
+
+
+def measure_peak_flop_per_s(n: int = 512, repeats: int = 10) -> float:
+    """The best FLOP rate of a large square matmul on this CPU: our "peak".
+
+    Times `repeats` products of two (n, n) float32 CPU tensors, each with
+    time.perf_counter around the single product (after one untimed warm-up
+    product), and returns the highest rate, 2*n**3 / (fastest time).  Uses
+    whatever torch thread setting is in effect; do not change it.
+
+    Returns:
+        float FLOP/s.
+    """
+    assert n > 0 and repeats > 0, "need a positive size and at least one repeat"
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(n, n, generator=g)
+    W = torch.randn(n, n, generator=g)
+    X @ W  # warm-up: the first call pays for allocation and kernel selection
+    fastest = min(_seconds_of_one(X, W) for _ in range(repeats))
+    return matmul_flops(n, n, n) / fastest
+
+
+def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, repeats: int = 5,
+                              peak_flop_per_s: float | None = None) -> dict:
+    """Time one linear layer X @ W over batch sizes; report FLOP/s and utilization.
+
+    For each b in batch_sizes: X is a (b, d_in) and W a (d_in, d_out)
+    float32 CPU tensor (random values).  Call every product once untimed
+    (warm-up).  Then run `repeats` rounds; each round times one product at
+    every batch size, in the given order, with time.perf_counter around the
+    single product.  (Rounds interleave the batch sizes, so that a slow
+    moment on a shared machine hits all of them alike.)  The reported time
+    of a batch size is the MEDIAN of its `repeats` times.  Do not change
+    torch's thread setting.
+
+    Peak: peak_flop_per_s if it is given (a stated peak).  Otherwise the best
+    rate this call has seen: the larger of measure_peak_flop_per_s() (with
+    its defaults, run once before the rounds) and the highest flop_per_s of
+    the batch sizes; with a measured peak, utilization is at most 1.
+
+    Returns:
+        dict with exactly these keys:
+        "batch_sizes":     list[int], as given.
+        "flops":           list[int], FLOPs of one product, 2 * b * d_in * d_out.
+        "seconds":         list[float], median wall seconds of one product.
+        "flop_per_s":      list[float], flops / seconds.
+        "peak_flop_per_s": float, the peak used.
+        "utilization":     list[float], flop_per_s / peak_flop_per_s.
+        Every list has one entry per batch size, in the given order.
+    """
+    assert repeats > 0, "need at least one timed round"
+    probe = measure_peak_flop_per_s() if peak_flop_per_s is None else None
+    g = torch.Generator().manual_seed(0)
+    W = torch.randn(d_in, d_out, generator=g)  # (d_in, d_out): one layer's weight
+    Xs = [torch.randn(b, d_in, generator=g) for b in batch_sizes]  # (b, d_in): b tokens each
+    for X in Xs:
+        X @ W  # warm-up
+    times = [[] for _ in batch_sizes]
+    for _ in range(repeats):
+        for X, t in zip(Xs, times):
+            t.append(_seconds_of_one(X, W))
+    # the median ignores the odd call slowed down by another process
+    seconds = [statistics.median(t) for t in times]
+    flops = [matmul_flops(b, d_in, d_out) for b in batch_sizes]
+    rates = [f / s for f, s in zip(flops, seconds)]
+    peak = float(peak_flop_per_s) if probe is None else max(probe, *rates)
+    return {"batch_sizes": list(batch_sizes), "flops": flops, "seconds": seconds, "flop_per_s": rates,
+            "peak_flop_per_s": peak, "utilization": [r / peak for r in rates]}

@@ -1,0 +1,50 @@
+"""Forward FLOPs of one GPT-2 layer, matmul by matmul (chapter section 3).
+
+Ground truth from torch's own counter is in test_flop_counter.py.
+"""
+
+import pytest
+
+from autograder.testing import assert_keys, assert_scalar
+
+pytestmark = pytest.mark.question("forward_flops")
+
+KEYS = ("qkv", "scores", "attn_v", "out_proj", "mlp", "total")
+XL = dict(B=32, S=1024, d=1600, h=25)
+XL_CASE = "GPT-2 XL layer, B=32, S=1024, d=1600, h=25"
+# LABS.md, Lab 1: the chapter's numbers, in GFLOP
+CHAPTER_GFLOP = {"qkv": 503.3, "scores": 107.4, "attn_v": 107.4, "out_proj": 167.8, "mlp": 1342.2, "total": 2228.0}
+
+
+def random_config(rng) -> dict:
+    h = int(rng.choice([1, 2, 3, 4, 8]))
+    return dict(B=int(rng.integers(1, 9)), S=int(rng.integers(1, 600)), d=h * int(rng.choice([8, 16, 24, 64])), h=h)
+
+
+def check_counts(got, expected, *, what, case, rtol=1e-12):
+    assert_keys(got, KEYS, what=what, case=case)
+    for key in KEYS:
+        assert_scalar(got[key], expected[key], what=f"{what}[{key!r}]", case=case, rtol=rtol)
+
+
+def test_matmul_flops_is_two_per_multiply_accumulate(student, rng):
+    for _ in range(6):
+        m, k, n = (int(v) for v in rng.integers(1, 700, size=3))
+        assert_scalar(student.matmul_flops(m=m, k=k, n=n), 2 * m * k * n,
+                      what="matmul_flops", case=f"({m}, {k}) @ ({k}, {n})", rtol=1e-12)
+
+
+def test_gpt2_xl_layer_reproduces_chapter(student, reference):
+    got = student.layer_matmul_flops(**XL)
+    assert_keys(got, KEYS, what="layer_matmul_flops", case=XL_CASE)
+    for key, gflop in CHAPTER_GFLOP.items():
+        assert_scalar(got[key] / 1e9, gflop, what=f"layer_matmul_flops[{key!r}] in GFLOP", case=XL_CASE, rtol=1e-3)
+    check_counts(got, reference.layer_matmul_flops(**XL), what="layer_matmul_flops", case=XL_CASE)
+
+
+def test_random_configs_match_reference(student, reference, rng):
+    for _ in range(8):
+        cfg = random_config(rng)
+        case = ", ".join(f"{k}={v}" for k, v in cfg.items())
+        check_counts(student.layer_matmul_flops(**cfg), reference.layer_matmul_flops(**cfg),
+                     what="layer_matmul_flops", case=case)
