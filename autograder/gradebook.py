@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from autograder import results
+from autograder import results, roster
 from autograder.manifest import Manifest
 
 FIXED_COLUMNS = ["submission", "score", "max_score"]
@@ -21,14 +21,18 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def csv_text(rows: list[results.SubmissionResult], manifest: Manifest) -> str:
+def csv_text(rows: list[results.SubmissionResult], manifest: Manifest,
+             people: dict[str, roster.Submitters] | None = None) -> str:
+    """One row per submission; name/email/sid columns last, when the batch has a roster."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(FIXED_COLUMNS + [q.id for q in manifest.questions])
+    w.writerow(FIXED_COLUMNS + [q.id for q in manifest.questions] + (list(roster.COLUMNS) if people else []))
+    nobody = roster.Submitters((), (), ())
     for r in sorted(rows, key=lambda r: r.submission):
         qs = {q.id: q.points for q in r.questions(manifest)}
         w.writerow([r.submission, f"{r.score:g}", f"{manifest.max_score:g}"]
-                   + [f"{qs[q.id]:g}" for q in manifest.questions])
+                   + [f"{qs[q.id]:g}" for q in manifest.questions]
+                   + (people.get(r.submission, nobody).columns() if people else []))
     return buf.getvalue()
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from autograder import feedback, gradebook, labs, runner, submissions
+from autograder import feedback, gradebook, labs, roster, runner, submissions, summary
 from autograder.results import SubmissionResult
 
 
@@ -50,13 +50,14 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
         console.print("[bold yellow]WARNING: --no-sandbox runs student code inside the grader; "
                       "grades are not protected against hostile submissions.")
     jobs = jobs or os.cpu_count() or 1
+    people = roster.read(Path(submissions_dir))  # a Gradescope export names its students
     previous = {r.submission: r for r in gradebook.load_raw(out_dir)}
     lock = threading.Lock()
     done: dict[str, SubmissionResult] = {}
 
     def rebuild():
         rows = [r for r in gradebook.load_raw(out_dir) if r.submission in {e.id for e in entries}]
-        gradebook.atomic_write(out_dir / "gradebook.csv", gradebook.csv_text(rows, the_lab.manifest))
+        gradebook.atomic_write(out_dir / "gradebook.csv", gradebook.csv_text(rows, the_lab.manifest, people))
 
     batch = contextlib.nullcontext()
     if sandbox:
@@ -78,7 +79,9 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
                 rebuild()
             progress.advance(task)
     m = the_lab.manifest
-    console.print(f"graded {len(done) - skipped}, unchanged {skipped}; gradebook: {out_dir / 'gradebook.csv'}")
+    summary.write(out_dir, list(done.values()), m)
+    console.print(f"graded {len(done) - skipped}, unchanged {skipped}; gradebook: {out_dir / 'gradebook.csv'}, "
+                  f"summary: {out_dir / 'summary.md'}")
     for r in sorted(done.values(), key=lambda r: r.submission):
         note = f"  ({r.errors[0].splitlines()[0]})" if r.errors else ""
         console.print(f"  {r.submission:<24} {r.score:>6g} / {m.max_score:g}{note}")

@@ -64,3 +64,23 @@ def test_grade_outputs(toy_root, tmp_path):
     before = (out / "gradebook.csv").read_text()
     assert main(["grade", "labx", str(subs), "--out", str(out)]) == 0
     assert (out / "gradebook.csv").read_text() == before
+
+
+def test_grade_gradescope_export(toy_root, tmp_path):
+    """Gradescope's "Export Submissions" layout: names and emails reach the gradebook."""
+    subs = tmp_path / "export"
+    for folder, src in (("submission_101", "solutions"), ("submission_102", "assignments")):
+        (subs / folder).mkdir(parents=True)
+        shutil.copy(toy_root / src / "labx_toy" / "toy.py", subs / folder / "toy.py")
+    (subs / "submission_metadata.yml").write_text(
+        "submission_101:\n  :submitters:\n  - :name: Nguyễn Văn An\n    :email: an@example.edu\n    :sid: '1'\n"
+        "  :created_at: 2026-11-30 10:00:00\n"
+        "submission_102:\n  :submitters:\n  - :name: Trần Thị Bình\n    :email: binh@example.edu\n"
+        "  - :name: Lê Chi\n    :email: chi@example.edu\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "2"]) == 0
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv", encoding="utf-8"))}
+    assert list(rows["submission_101"])[-3:] == ["name", "email", "sid"]
+    assert rows["submission_101"]["name"] == "Nguyễn Văn An" and rows["submission_101"]["score"] == "5"
+    assert rows["submission_102"]["email"] == "binh@example.edu; chi@example.edu"
+    assert (out / "summary.md").exists() and (out / "summary.png").stat().st_size > 1000

@@ -75,7 +75,8 @@ def _check_batch(rows: dict, out: Path, expect_control: float, private_tmp: bool
     for p in out.rglob("*"):
         if p.is_file():
             assert p.stat().st_size < 2**20, f"{p.name} is over 1 MB"
-    assert sorted(x.name for x in out.iterdir()) == ["feedback", "gradebook.csv", "raw", "results"]
+    assert sorted(x.name for x in out.iterdir()) == ["feedback", "gradebook.csv", "raw", "results",
+                                                      "summary.md", "summary.png"]
     assert not _worker_processes(), "processes outlived the batch"
 
 

@@ -1,0 +1,44 @@
+"""Who submitted what, from Gradescope's "Export Submissions" layout.
+
+The export is a folder with ``submission_metadata.yml`` and one folder per
+submission (``submission_<n>/``).  The YAML maps each folder to its
+``:submitters`` (Ruby-style keys: ``:name``, ``:email``, ``:sid``); group
+submissions list several.  Other folders are graded too, without names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+METADATA = "submission_metadata.yml"
+COLUMNS = ("name", "email", "sid")
+
+
+@dataclass(frozen=True)
+class Submitters:
+    names: tuple[str, ...]
+    emails: tuple[str, ...]
+    sids: tuple[str, ...]
+
+    def columns(self) -> list[str]:
+        return ["; ".join(v) for v in (self.names, self.emails, self.sids)]
+
+
+def read(folder: Path) -> dict[str, Submitters]:
+    """Submission id (its folder name) -> submitters; empty without an export."""
+    path = Path(folder) / METADATA
+    if not path.is_file():
+        return {}
+    import yaml  # only an export needs it
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    out = {}
+    for sub_id, meta in data.items():
+        people = (meta or {}).get(":submitters") or []
+        out[str(sub_id)] = Submitters(
+            names=tuple(str(p.get(":name", "")) for p in people),
+            emails=tuple(str(p.get(":email", "")) for p in people),
+            sids=tuple(str(p.get(":sid", "") or "") for p in people),
+        )
+    return out
