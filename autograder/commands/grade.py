@@ -22,24 +22,28 @@ from autograder import feedback, gradebook, labs, roster, runner, submissions, s
 from autograder.results import SubmissionResult
 
 
-def grade_entry(lab: labs.Lab, entry: submissions.Entry, out: Path, *, sandbox: bool,
-                previous: dict[str, SubmissionResult], force: bool) -> tuple[SubmissionResult, bool]:
-    """Grade one entry; returns (result, was_skipped)."""
-    with tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-") as tmp:
-        staged = submissions.stage(entry.path, lab.manifest.student_files, Path(tmp) / "code")
-        old = previous.get(entry.id)
-        if old and not force and old.sha256 == staged.sha256 and (out / "results" / f"{entry.id}.json").exists():
-            return old, True
-        res = runner.grade_staged(lab, staged.directory, entry.id, sandbox=sandbox,
-                                  problems=staged.problems, sha256=staged.sha256)
+def unchanged(entry_id: str, staged: submissions.Staged, out: Path,
+              previous: dict[str, SubmissionResult]) -> SubmissionResult | None:
+    """The earlier result, if this submission's files have not changed since."""
+    old = previous.get(entry_id)
+    if old and old.sha256 == staged.sha256 and (out / "results" / f"{entry_id}.json").exists():
+        return old
+    return None
+
+
+def grade_entry(lab: labs.Lab, entry_id: str, staged: submissions.Staged, out: Path, *,
+                sandbox: bool) -> SubmissionResult:
+    res = runner.grade_staged(lab, staged.directory, entry_id, sandbox=sandbox,
+                              problems=staged.problems, sha256=staged.sha256)
     gradebook.write_submission(out, res, lab.manifest, feedback.markdown(res, lab.manifest))
-    return res, False
+    return res
 
 
 def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
          sandbox: bool = True, force: bool = False, quiet: bool = False) -> int:
     console = Console(stderr=True, quiet=quiet)
     the_lab = labs.get(lab)
+    m = the_lab.manifest
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     entries = submissions.discover(Path(submissions_dir))
@@ -52,36 +56,39 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
     jobs = jobs or os.cpu_count() or 1
     people = roster.read(Path(submissions_dir))  # a Gradescope export names its students
     previous = {r.submission: r for r in gradebook.load_raw(out_dir)}
-    lock = threading.Lock()
-    done: dict[str, SubmissionResult] = {}
+    ids = {e.id for e in entries}
 
     def rebuild():
-        rows = [r for r in gradebook.load_raw(out_dir) if r.submission in {e.id for e in entries}]
-        gradebook.atomic_write(out_dir / "gradebook.csv", gradebook.csv_text(rows, the_lab.manifest, people))
+        rows = [r for r in gradebook.load_raw(out_dir) if r.submission in ids]
+        gradebook.atomic_write(out_dir / "gradebook.csv", gradebook.csv_text(rows, m, people))
 
-    batch = contextlib.nullcontext()
-    if sandbox:
-        from autograder.sandbox import shared_zygote
+    with tempfile.TemporaryDirectory(prefix=f"ironlaw-{the_lab.short}-batch-") as tmp:
+        # Stage every entry first: hashing tells what is unchanged, so a resumed
+        # batch neither starts a zygote nor a grader for work already done.
+        staged = {e.id: submissions.stage(e.path, m.student_files, Path(tmp) / e.id) for e in entries}
+        done = {} if force else {i: r for i in ids if (r := unchanged(i, staged[i], out_dir, previous))}
+        todo = [e.id for e in entries if e.id not in done]
+        batch = contextlib.nullcontext()
+        if sandbox and todo:
+            from autograder.sandbox import shared_zygote
 
-        batch = shared_zygote(hide=[out_dir, Path(submissions_dir)])
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeRemainingColumn(), console=console, transient=False)
-    skipped = 0
-    with batch, progress, ThreadPoolExecutor(max_workers=jobs) as pool:
-        task = progress.add_task(f"grading {the_lab.short}", total=len(entries))
-        futures = {pool.submit(grade_entry, the_lab, e, out_dir, sandbox=sandbox,
-                               previous=previous, force=force): e for e in entries}
-        for fut in as_completed(futures):
-            res, was_skipped = fut.result()
-            with lock:
-                done[res.submission] = res
-                skipped += was_skipped
-                rebuild()
-            progress.advance(task)
-    m = the_lab.manifest
+            batch = shared_zygote(hide=[out_dir, Path(submissions_dir)])
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeRemainingColumn(), console=console, transient=False)
+        lock = threading.Lock()
+        with batch, progress, ThreadPoolExecutor(max_workers=jobs) as pool:
+            task = progress.add_task(f"grading {the_lab.short}", total=len(todo))
+            futures = [pool.submit(grade_entry, the_lab, i, staged[i], out_dir, sandbox=sandbox) for i in todo]
+            for fut in as_completed(futures):
+                res = fut.result()
+                with lock:
+                    done[res.submission] = res
+                    rebuild()  # after every submission: a killed run loses nothing graded
+                progress.advance(task)
+    rebuild()
     summary.write(out_dir, list(done.values()), m)
-    console.print(f"graded {len(done) - skipped}, unchanged {skipped}; gradebook: {out_dir / 'gradebook.csv'}, "
-                  f"summary: {out_dir / 'summary.md'}")
+    console.print(f"graded {len(todo)}, unchanged {len(entries) - len(todo)}; "
+                  f"gradebook: {out_dir / 'gradebook.csv'}, summary: {out_dir / 'summary.md'}")
     for r in sorted(done.values(), key=lambda r: r.submission):
         note = f"  ({r.errors[0].splitlines()[0]})" if r.errors else ""
         console.print(f"  {r.submission:<24} {r.score:>6g} / {m.max_score:g}{note}")
