@@ -6,16 +6,14 @@ A variant is its base copy of one file with the patch text appended.
 
 from __future__ import annotations
 
-import shutil
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder import submissions
 from autograder.labs import Lab
 from autograder.manifest import Variant
 
 REFERENCE, STUB = "reference", "stub"
-ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed, so regenerated zips are byte-identical
 
 
 @dataclass(frozen=True)
@@ -55,12 +53,4 @@ def write_dir(lab: Lab, cand: Candidate, dest: Path) -> Path:
 
 def write_zip(lab: Lab, cand: Candidate, dest: Path) -> Path:
     """A zip as a student would upload: files inside a top folder."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".zip.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, text in sorted(sources(lab, cand).items()):
-            info = zipfile.ZipInfo(f"{cand.id}/{name}", date_time=ZIP_DATE)
-            info.external_attr = 0o644 << 16
-            z.writestr(info, text, compress_type=zipfile.ZIP_DEFLATED)
-    shutil.move(tmp, dest)
-    return dest
+    return submissions.write_zip(dest, sources(lab, cand), folder=cand.id)

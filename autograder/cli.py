@@ -4,25 +4,50 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 # subcommand -> (module, help); the module's main() takes the options as keywords
 COMMANDS = {
     "check": ("autograder.commands.check", "run the public tests on your copy of a lab"),
+    "submit": ("autograder.commands.submit", "build the zip to upload: your files and their hashes"),
     "grade": ("autograder.commands.grade", "grade a folder of submissions (sandboxed)"),
     "verify": ("autograder.commands.verify", "prove reference = full marks, stub = 0, variants lose their questions"),
     "snapshots": ("autograder.commands.snapshots", "rewrite public-test snapshots from the reference"),
     "examples": ("autograder.commands.examples", "write the demo submissions under examples/"),
+    "gradescope": ("autograder.commands.gradescope", "build a Gradescope autograder zip for one lab"),
+    "release": ("autograder.commands.release", "write the student bundle (refuses if reference code would leak)"),
+    "otter-tests": ("autograder.commands.otter_tests", "rewrite each notebook's otter tests from the public tests"),
+    "otter": ("autograder.commands.otter_zip", "build an otter-grader autograder zip for one lab (public tests, untrusted)"),
 }
+
+
+class _Present:
+    """Offers only the subcommands whose module is here: the student bundle
+    ships without the instructors' modules (``release``), so its CLI lists
+    just what works there.  An absent one's options go to a detached parser."""
+
+    def __init__(self, sub):
+        self.sub = sub
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        if importlib.util.find_spec(COMMANDS[name][0]) is None:
+            return argparse.ArgumentParser(add_help=False)
+        return self.sub.add_parser(name, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="autograder", description="Iron Law Labs autograder")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = _Present(p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     c = sub.add_parser("check", help=COMMANDS["check"][1])
     c.add_argument("lab", help="lab name or short name, e.g. lab2")
     c.add_argument("--path", help="folder with your files (default: assignments/<lab>)")
     c.add_argument("--sandbox", action="store_true", help="grade exactly as the grader does (slower)")
+
+    sm = sub.add_parser("submit", help=COMMANDS["submit"][1])
+    sm.add_argument("lab", help="lab name or short name, e.g. lab2")
+    sm.add_argument("--path", help="folder with your files (default: assignments/<lab>)")
+    sm.add_argument("--out", help="the zip to write (default: ./<lab>-submission.zip)")
 
     g = sub.add_parser("grade", help=COMMANDS["grade"][1])
     g.add_argument("lab")
@@ -43,6 +68,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("examples", help=COMMANDS["examples"][1])
     e.add_argument("lab", nargs="?", default=None)
+
+    gs = sub.add_parser("gradescope", help=COMMANDS["gradescope"][1])
+    gs.add_argument("lab")
+    gs.add_argument("--out", required=True, help="the zip to write, e.g. lab2-autograder.zip")
+
+    r = sub.add_parser("release", help=COMMANDS["release"][1])
+    r.add_argument("--out", required=True, help="folder to write; must not exist or be empty")
+
+    ot = sub.add_parser("otter-tests", help=COMMANDS["otter-tests"][1])
+    ot.add_argument("lab", nargs="?", default=None)
+
+    oz = sub.add_parser("otter", help=COMMANDS["otter"][1])
+    oz.add_argument("lab")
+    oz.add_argument("--out", required=True, help="the zip to write, e.g. lab2-otter.zip")
     return p
 
 

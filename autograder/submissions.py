@@ -1,11 +1,12 @@
-"""Find submissions in a folder and stage each one's declared files.
+"""Find submissions in a folder and stage each one's declared files; write one.
 
 A submissions folder holds one entry per student: a folder or a ``.zip``.
 The submission id is the entry's name without ``.zip``.  A declared file is
 found by its name anywhere inside the entry (so an extra top folder, as a
 zip tool makes, does no harm); the shallowest match wins.  Only declared
 files are staged: a student's ``conftest.py`` or ``sitecustomize.py`` never
-reaches the grader or the worker.
+reaches the grader or the worker.  :func:`write_zip` makes the zips that
+``autograder submit`` and ``autograder examples`` produce.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import hashlib
 import shutil
 import stat
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 MAX_FILE_BYTES = 2 * 2**20  # a student source file larger than this is refused
 IGNORED_PARTS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
+ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed, so the same files always give the same zip bytes
 
 
 @dataclass(frozen=True)
@@ -115,3 +118,23 @@ def _stage_zip(path: Path, files, st: Staged) -> None:
                 st.found[f] = name
     except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
         st.problems.append(f"could not read {path.name}: {exc}")
+
+
+def write_zip(dest: Path, files: Mapping[str, str | bytes], folder: str = "",
+              executable: frozenset[str] = frozenset()) -> Path:
+    """Write ``files`` (name -> content) as a zip, inside ``folder`` when given.
+
+    Names in sorted order, fixed dates and modes (755 for names in
+    ``executable``, else 644): the same content gives the
+    same bytes.  Written beside ``dest`` and moved into place, so a reader
+    never sees half a zip.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".zip.tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in sorted(files.items()):
+            info = zipfile.ZipInfo(f"{folder}/{name}" if folder else name, date_time=ZIP_DATE)
+            info.external_attr = (0o755 if name in executable else 0o644) << 16
+            z.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
+    shutil.move(tmp, dest)
+    return dest

@@ -133,6 +133,16 @@ def world_usable(paths: list[Path]) -> bool:
     return True
 
 
+def zygote_can_drop_uid() -> bool:
+    """world_usable() as a fresh zygote sees it (``python -I``, cwd /): a caller's own
+    sys.path may hold private folders (pytest's temporary ones, say)."""
+    import subprocess
+
+    code = "from autograder.sandbox import layers; print(layers.world_usable(layers.needed_paths([])))"
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd="/")
+    return out.stdout.strip() == "True"
+
+
 def drop_uid(uid: int) -> None:
     os.setgroups([])
     os.setresgid(uid, uid, uid)

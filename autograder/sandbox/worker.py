@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def run(conn: socket.socket, req: dict) -> None:
     try:
         os.setsid()
         _die_with_parent()
-        req = {**req, "slot": os.getpid() % 50_000}  # a uid of its own per live worker
+        req = {**req, "slot": os.getpid() % 50_000, "t0": time.perf_counter()}  # a uid of its own per worker
         files = {name: Path(src).read_bytes() for name, src in req["files"].items()}
         flags = layers.CLONE_NEWNS | layers.CLONE_NEWNET | layers.CLONE_NEWPID
         namespaces = layers.unshare(flags)
@@ -68,10 +69,13 @@ def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
     """Apply every available layer, in the order layers.py documents."""
     work = Path(req["work"])
     report = {"network_namespace": namespaces, "mount_namespace": namespaces, "pid_namespace": namespaces}
-    keep = layers.needed_paths([work])
+    keep = layers.needed_paths([])
     if namespaces:
+        # The work dir is not kept: /tmp can then be covered whole (one mount,
+        # not one per entry), and the work dir made again inside the cover.
         report["hidden"] = layers.hide([Path(p) for p in req["hide"]], keep)
         report["private_proc"] = layers.mount_proc()
+        work.mkdir(parents=True, exist_ok=True)
         layers.mount_work(work, req["limits"]["work_mb"])
     for name, data in files.items():
         (work / name).write_bytes(data)
@@ -105,6 +109,7 @@ def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
     else:
         report["privileges"] = f"uid {os.geteuid()} (grader not root)"
     report["seccomp"] = layers.install_seccomp(os.getpid())
+    report["setup_ms"] = round((time.perf_counter() - req["t0"]) * 1e3, 1)  # fork to isolated
     return report
 
 
@@ -120,6 +125,7 @@ def serve(conn: socket.socket, req: dict, files: dict[str, bytes], namespaces: b
         load_error = None
     except errors.StudentCodeError as exc:
         modules, load_error = None, exc
+    report["ready_ms"] = round((time.perf_counter() - req["t0"]) * 1e3, 1)  # ... and files imported
     channel.send_json(conn, {"hello": report})
     while True:
         try:

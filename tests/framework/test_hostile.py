@@ -12,8 +12,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -41,14 +39,6 @@ def _worker_processes() -> list[str]:
         if uid >= layers.UID_BASE or "autograder.sandbox.zygote" in cmd:
             found.append(f"{p.name} uid={uid} {cmd[:80]}")
     return found
-
-
-def _worker_can_drop_uid() -> bool:
-    """Asked of a fresh interpreter, as the zygote sees it (this process's
-    sys.path holds pytest's private temporary folders)."""
-    code = "from autograder.sandbox import layers; print(layers.world_usable(layers.needed_paths([])))"
-    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd="/", check=True)
-    return out.stdout.strip() == "True"
 
 
 def _grade_batch(toy_root: Path, tmp_path: Path) -> tuple[dict[str, dict], Path]:
@@ -115,7 +105,7 @@ def test_gradescope_shape(toy_root, tmp_path, monkeypatch):
     try:
         for d in secret_dirs:  # what setup.sh does on Gradescope
             d.chmod(0o700)
-        if _worker_can_drop_uid():
+        if layers.zygote_can_drop_uid():
             rows, out = _grade_batch(toy_root, tmp_path)
             _check_batch(rows, out, expect_control=5.0, private_tmp=False)
             iso = json.loads((out / "results" / "control.json").read_text())["extra_data"]["isolation"]

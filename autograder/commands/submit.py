@@ -1,0 +1,77 @@
+"""``autograder submit LAB``: a student builds the zip to upload.
+
+The zip holds exactly the lab's declared ``student_files`` (flat, so
+``autograder grade`` and Gradescope find them by name) and ``MANIFEST.json``
+with each file's sha256 and size: a student and an instructor can then agree
+on what was handed in.  The public tests run first; failing ones only warn,
+since a partial submission still earns the points it has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from autograder import __version__, labs, submissions
+from autograder.commands.check import run_in_process
+from autograder.results import PASSED
+
+MANIFEST = "MANIFEST.json"
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    name: str
+    sha256: str
+    size: int
+
+
+def utc_timestamp() -> str:
+    """Now in UTC, or $SOURCE_DATE_EPOCH when set (reproducible builds' convention)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch) if epoch else None))
+
+
+def manifest_json(lab: labs.Lab, files: dict[str, bytes], passed: int, total: int) -> str:
+    records = [FileRecord(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in sorted(files.items())]
+    return json.dumps({
+        "lab": lab.name,
+        "title": lab.manifest.title,
+        "created_utc": utc_timestamp(),
+        "autograder_version": __version__,
+        "public_tests": {"passed": passed, "total": total},
+        "files": [asdict(r) for r in records],
+    }, indent=2) + "\n"
+
+
+def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
+    console = Console()
+    the_lab = labs.get(lab)
+    code_dir = Path(path).resolve() if path else the_lab.assignment_dir  # as `check` reads it
+    wanted = the_lab.manifest.student_files
+    missing = [f for f in wanted if not (code_dir / f).is_file()]
+    if missing:
+        console.print(f"[red]cannot submit: {', '.join(missing)} missing from {code_dir}[/] "
+                      f"(a {the_lab.short} submission holds {', '.join(wanted)})")
+        return 2
+    files = {f: (code_dir / f).read_bytes() for f in wanted}  # read before the tests run
+
+    tests, hidden = run_in_process(the_lab, code_dir)
+    passed = sum(t.status == PASSED for t in tests)
+    if tests and passed == len(tests):
+        console.print(f"[green]public tests: all {len(tests)} passed.")
+    else:
+        console.print(f"[bold yellow]WARNING: {len(tests) - passed} of {len(tests)} public tests fail;[/] "
+                      f"submitting anyway. Run `autograder check {the_lab.short}` for details.")
+
+    dest = Path(out) if out else Path.cwd() / f"{the_lab.name}-submission.zip"
+    submissions.write_zip(dest, {**files, MANIFEST: manifest_json(the_lab, files, passed, len(tests))})
+    console.print(f"wrote {dest} ({', '.join(sorted(files))} + {MANIFEST}). "
+                  f"Upload this file; {hidden or 'the'} hidden tests run at grading.")
+    return 0

@@ -1,0 +1,147 @@
+"""`autograder gradescope`: the zip's contents, then Gradescope simulated in a temporary root.
+
+The zip is unpacked to ``<tmp>/source`` and ``run_autograder`` runs with
+$AUTOGRADER_ROOT=<tmp>, as Gradescope runs it in /autograder.  setup.sh is
+NOT executed here (it apt-installs Python 3.11 and builds a venv as root on
+Ubuntu): $IRONLAW_PYTHON points run_autograder at this venv's Python, which
+already has everything setup.sh installs.  The runs that matter most use the
+Gradescope shape (no namespaces, as without CAP_SYS_ADMIN), where only the
+uid drop and file modes keep the worker out of the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder import labs
+from autograder.cli import main
+from autograder.sandbox import layers
+
+LAB = labs.get("lab2")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
+
+
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gradescope") / "lab2-autograder.zip"
+    assert main(["gradescope", "lab2", "--out", str(out)]) == 0
+    return out
+
+
+def test_zip_contents(autograder_zip, tmp_path):
+    with zipfile.ZipFile(autograder_zip) as z:
+        modes = {i.filename: stat.S_IMODE(i.external_attr >> 16) for i in z.infolist()}
+    names = set(modes)
+    assert modes["setup.sh"] == modes["run_autograder"] == 0o755
+    assert {"pyproject.toml", "requirements.lock", "autograder/gradescope.py", "autograder/sandbox/worker.py",
+            "assignments/lab2_optimizers/lab.toml", "assignments/lab2_optimizers/lab2_models.py",
+            "solutions/lab2_optimizers/optimizers.py", "tests/lab2_optimizers/conftest.py"} <= names
+    assert {n for n in names if n.startswith("tests/lab2_optimizers/test_")} == \
+        {f"tests/lab2_optimizers/{p.name}" for p in LAB.hidden_tests_dir.glob("test_*.py")}
+    assert any(n.startswith("assignments/lab2_optimizers/tests/snapshots/") for n in names)
+    assert not [n for n in names if "/variants/" in n or "__pycache__" in n or n.endswith(".pyc")]
+    assert {n.split("/")[1] for n in names if n.startswith(("assignments/", "solutions/", "tests/"))} \
+        == {LAB.name}, "one lab only"
+    again = tmp_path / "again.zip"
+    assert main(["gradescope", "lab2", "--out", str(again)]) == 0
+    assert again.read_bytes() == autograder_zip.read_bytes(), "the zip must be reproducible"
+
+
+def _gradescope(autograder_zip: Path, root: Path, files: dict[str, str], *, namespaces: bool) -> dict:
+    """Lay out /autograder under ``root``, run run_autograder, return results.json."""
+    with zipfile.ZipFile(autograder_zip) as z:
+        z.extractall(root / "source")
+        for info in z.infolist():  # extractall drops the modes; Gradescope's unzip keeps them
+            (root / "source" / info.filename).chmod(stat.S_IMODE(info.external_attr >> 16))
+    upload = root / "submission" / "my lab2"  # files are found by name anywhere inside
+    upload.mkdir(parents=True)
+    for name, text in files.items():
+        (upload / name).write_text(text)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "IRONLAW_PYTHON": sys.executable}
+    env.pop(labs.ROOT_ENV, None)  # the engine must find the lab in source/ by itself
+    if not namespaces:
+        env[layers.NO_NAMESPACES_ENV] = "1"
+    proc = subprocess.run([str(root / "source" / "run_autograder")], env=env, cwd="/",
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def _lab_files(folder: Path) -> dict[str, str]:
+    return {f: (folder / f).read_text() for f in LAB.manifest.student_files}
+
+
+def _gradescope_shape_usable() -> None:
+    if not layers.zygote_can_drop_uid():
+        pytest.skip("this Python is not reachable by an unprivileged uid, so without namespaces the "
+                    "sandbox refuses (test_hostile checks that); setup.sh installs one that is")
+
+
+@needs_root
+def test_reference_full_marks_in_gradescope_shape(autograder_zip, tmp_path):
+    _gradescope_shape_usable()
+    res = _gradescope(autograder_zip, tmp_path / "autograder", _lab_files(LAB.solution_dir), namespaces=False)
+    assert res["score"] == LAB.manifest.max_score, res["output"]
+    assert res["tests"] and all(t["status"] == "passed" for t in res["tests"])
+    iso = res["extra_data"]["isolation"]
+    assert iso["sandbox"] and not iso["mount_namespace"] and iso["privileges"].startswith("uid ")
+    assert iso["seccomp"] and iso["rlimits"]
+
+
+@pytest.fixture
+def open_tmp():
+    """A world-traversable temporary folder, as / is above /autograder
+    (pytest's own tmp_path sits in a 700 folder that would hide it anyway)."""
+    d = Path(tempfile.mkdtemp(prefix="ironlaw-gs-test-"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@needs_root
+def test_stub_that_tries_to_read_the_reference_scores_zero(autograder_zip, open_tmp):
+    """Without namespaces, the 700 modes run_autograder sets are all that hide source/."""
+    _gradescope_shape_usable()
+    root = open_tmp / "autograder"
+    files = {}
+    for name, text in _lab_files(LAB.assignment_dir).items():
+        ref = root / "source" / "solutions" / LAB.name / name  # where run_autograder's reference lies
+        files[name] = text + (f"\n\ntry:  # load the reference over the stub\n"
+                              f"    exec(open({str(ref)!r}).read())\nexcept OSError:\n    pass\n")
+    res = _gradescope(autograder_zip, root, files, namespaces=False)
+    assert (root / "source" / "solutions" / LAB.name / "optimizers.py").is_file()  # the path was right
+    assert res["score"] == 0, "the worker read the reference from the autograder's source folder"
+    assert not res["extra_data"]["isolation"]["mount_namespace"]
+    assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700
+
+
+@needs_root
+def test_empty_submission(autograder_zip, tmp_path):
+    root = tmp_path / "autograder"
+    res = _gradescope(autograder_zip, root, {}, namespaces=True)
+    assert res["score"] == 0 and res["tests"]
+    assert "file optimizers.py is missing from the submission" in res["output"]
+    iso = res["extra_data"]["isolation"]
+    if iso.get("mount_namespace"):  # the temporary /autograder is hidden from the worker
+        assert any(layers.is_within(root / "source", Path(h)) for h in iso["hidden"])
+
+
+def test_engine_failure_still_writes_results(tmp_path, monkeypatch):
+    """No lab in source/ (a broken upload): score 0 and a reason, never no file."""
+    from autograder import gradescope
+
+    (tmp_path / "source").mkdir()
+    assert gradescope.run(tmp_path) == 0
+    res = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert res["score"] == 0 and res["tests"] == []
+    assert "could not grade" in res["output"] and "exactly one lab" in res["extra_data"]["grader_error"]

@@ -1,0 +1,159 @@
+"""`autograder release`: the real bundle holds no reference code or hidden test, `check` and
+`submit` work in it with nothing installed and no solutions/, and a planted leak is refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder import labs, leakscan
+from autograder.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+INSTRUCTOR_ONLY = ("commands/grade.py", "commands/verify.py", "commands/snapshots.py", "commands/examples.py",
+                   "commands/release.py", "commands/gradescope.py", "candidates.py", "gradebook.py",
+                   "feedback.py", "leakscan.py")
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("release") / "student"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IRONLAW_ROOT", str(REPO))
+        assert main(["release", "--out", str(out)]) == 0
+    return out
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return leakscan.read_tree(folder)
+
+
+def test_bundle_holds_no_reference_code(bundle):
+    files = _tree(bundle)
+    assert not [n for n in files if n.split("/")[0] in ("solutions", "tests", "examples", "benchmarks", ".git")]
+    secret = [p for p in (REPO / "solutions").rglob("*") if p.is_file()]
+    secret += [p for lab in labs.all_labs(REPO) for p in lab.hidden_tests_dir.rglob("*") if p.is_file()]
+    assert len(secret) > 20
+    shipped = set(files.values())
+    assert not [p for p in secret if p.read_bytes() in shipped and p.stat().st_size > 0]
+    assert leakscan.scan(files, leakscan.collect_secrets(REPO)) == []
+    for lab in labs.all_labs(REPO):  # everything a student needs, per lab
+        a = f"assignments/{lab.name}"
+        need = {f"{a}/lab.toml", f"{a}/{lab.name}.ipynb", f"{a}/tests/test_public.py",
+                *(f"{a}/{f}" for f in lab.manifest.student_files + lab.manifest.support_files)}
+        assert need <= set(files), need - set(files)
+        assert any(n.startswith(f"{a}/tests/snapshots/") for n in files)
+
+
+def test_student_half_of_the_engine(bundle):
+    files = _tree(bundle)
+    assert {"autograder/commands/check.py", "autograder/commands/submit.py", "autograder/plugin.py",
+            "autograder/sandbox/zygote.py", "environment.yml", "requirements.lock", "pyproject.toml"} <= set(files)
+    assert not [m for m in INSTRUCTOR_ONLY if f"autograder/{m}" in files]
+    readme = files["README.md"].decode()
+    for phrase in ("python3 -m venv .venv", 'pip install -c requirements.lock -e ".[dev]"', "autograder check lab2",
+                   "autograder submit lab2", "hidden tests run at grading"):
+        assert phrase in readme
+
+
+def test_reproducible(bundle, tmp_path, monkeypatch):
+    monkeypatch.setenv("IRONLAW_ROOT", str(REPO))
+    assert main(["release", "--out", str(tmp_path / "again")]) == 0
+    assert _tree(tmp_path / "again") == _tree(bundle)
+
+
+def _in_bundle(bundle: Path, *args: str) -> subprocess.CompletedProcess:
+    """python inside the bundle, with nothing installed from it (PYTHONPATH only)."""
+    env = {**os.environ, "IRONLAW_ROOT": str(bundle), "PYTHONPATH": str(bundle), "COLUMNS": "250"}
+    return subprocess.run([sys.executable, *args], cwd=bundle, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_check_and_submit_work_in_the_bundle(bundle, tmp_path):
+    where = _in_bundle(bundle, "-c", "import autograder; print(autograder.__file__)")
+    assert Path(where.stdout.strip()).parent == bundle / "autograder", "the bundle's engine, not the repository's"
+    grade = _in_bundle(bundle, "-m", "autograder", "grade", "lab2", ".", "--out", "g")
+    assert grade.returncode == 2 and "invalid choice: 'grade' (choose from 'check', 'submit')" in grade.stderr
+    check = _in_bundle(bundle, "-m", "autograder", "check", "lab2")
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "not implemented yet" in check.stdout and "hidden tests run at grading" in check.stdout
+    out = tmp_path / "lab2.zip"
+    submit = _in_bundle(bundle, "-m", "autograder", "submit", "lab2", "--out", str(out))
+    assert submit.returncode == 0, submit.stdout + submit.stderr
+    assert "WARNING" in submit.stdout
+    with zipfile.ZipFile(out) as z:
+        assert z.namelist() == ["MANIFEST.json", "accumulation.py", "optimizers.py"]
+
+
+# -- on the toy project: a planted leak is refused ---------------------------
+@pytest.fixture
+def toy_project(toy_root) -> Path:
+    for name in ("pyproject.toml", "environment.yml", "requirements.lock"):
+        shutil.copy(REPO / name, toy_root / name)
+    return toy_root
+
+
+def _release_refused(tmp_path, capsys, needle: str) -> str:
+    out = tmp_path / "bundle"
+    assert main(["release", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "REFUSED" in err and needle in err, err
+    assert not out.exists() and not list(tmp_path.glob(".bundle-*")), "a refused release writes nothing"
+    return err
+
+
+def test_toy_release_is_clean(toy_project, tmp_path, capsys):
+    assert main(["release", "--out", str(tmp_path / "bundle")]) == 0
+    assert "leak scan clean" in capsys.readouterr().out
+    assert (tmp_path / "bundle" / "assignments" / "labx_toy" / "toy.py").exists()
+
+
+def test_reference_line_planted_in_stub(toy_project, tmp_path, capsys):
+    stub = toy_project / "assignments" / "labx_toy" / "toy.py"
+    ref_line = "    return float(np.sqrt(np.sum(np.asarray(x, dtype=np.float64) ** 2)))\n"
+    lines = stub.read_text().splitlines(keepends=True)
+    at = len(lines) - 1  # above the last `raise NotImplementedError` (in norm)
+    stub.write_text("".join(lines[:at] + [ref_line] + lines[at:]))
+    err = _release_refused(tmp_path, capsys, f"assignments/labx_toy/toy.py:{at + 1}")
+    assert "solutions/labx_toy/toy.py:" in err
+
+
+def test_hidden_test_line_and_whole_file(toy_project, tmp_path, capsys):
+    lab = toy_project / "assignments" / "labx_toy"
+    (lab / "notes.md").write_text("Try:\n\n    x = rng.normal(size=7)\n    a, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))\n")
+    shutil.copy(toy_project / "solutions" / "labx_toy" / "toy.py", lab / "toy_solution.py")
+    err = _release_refused(tmp_path, capsys, "assignments/labx_toy/notes.md:4")
+    assert "tests/labx_toy/test_toy.py:8" in err
+    assert "assignments/labx_toy/toy_solution.py: identical to solutions/labx_toy/toy.py" in err
+
+
+def test_refuses_a_non_empty_folder(toy_project, tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "mine.txt").write_text("keep me")
+    assert main(["release", "--out", str(tmp_path / "full")]) == 2
+    assert (tmp_path / "full" / "mine.txt").read_text() == "keep me"
+
+
+def test_refuses_without_the_environment_files(toy_root, tmp_path, capsys):
+    assert main(["release", "--out", str(tmp_path / "bundle")]) == 2
+    assert "environment.yml, requirements.lock, pyproject.toml" in capsys.readouterr().err
+    assert not (tmp_path / "bundle").exists()
+
+
+def test_released_manifests_hide_the_variants(tmp_path):
+    from autograder import labs
+    from autograder.cli import main
+
+    out = tmp_path / "bundle"
+    assert main(["release", "--out", str(out)]) == 0
+    for lab in labs.all_labs():
+        text = (out / "assignments" / lab.name / "lab.toml").read_text()
+        assert "[[variants]]" not in text
+        released = labs.Lab(out, lab.name).manifest
+        assert released.questions == lab.manifest.questions and released.variants == ()
