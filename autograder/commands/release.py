@@ -33,7 +33,7 @@ ENTRY_MODULES = (
     "autograder.plugin",  # the pytest11 entry point the lab tests run under
     "autograder.sandbox.zygote",  # started as `python -m`, never imported
 )
-SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
+SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".OTTER_LOG"}  # .OTTER_LOG: otter's local log
 TOP_FILES = ("environment.yml", "requirements.lock")
 
 STUDENT_README = """\

@@ -1,4 +1,5 @@
-"""Each lab notebook runs headless against the reference in under 60 s, without stored outputs."""
+"""Each lab notebook runs headless against the reference in under 60 s, without stored
+outputs, and every one of its ``grader.check`` cells (otter) passes there."""
 
 from __future__ import annotations
 
@@ -13,6 +14,26 @@ from autograder import labs
 
 BUDGET_S = 60.0
 LABS = labs.all_labs()
+PASSED = "All test cases passed!"  # otter's summary of a passing check (TestFile.summary)
+
+
+def check_cells(nb) -> dict[str, str]:
+    """question -> the text a ``grader.check("question")`` cell printed."""
+    out = {}
+    for c in nb.cells:
+        if c.cell_type == "code" and c.source.startswith("grader.check("):
+            q = c.source.split('"')[1]
+            out[q] = "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in c.outputs)
+    return out
+
+
+def student_copy(lab, tmp_path, code_dir) -> "Path":
+    """The lab's folder as a student has it (lab.toml, otter tests, public tests), with ``code_dir``'s modules."""
+    work = tmp_path / "assignments" / lab.name
+    shutil.copytree(lab.assignment_dir, work, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    for f in lab.manifest.student_files:
+        shutil.copy(code_dir / f, work / f)
+    return work
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
@@ -24,17 +45,22 @@ def test_notebook_stored_without_outputs(lab):
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
-def test_notebook_runs_headless_under_budget(lab, tmp_path):
-    for f in lab.manifest.student_files:
-        shutil.copy(lab.solution_dir / f, tmp_path / f)
-    for f in lab.manifest.support_files:
-        shutil.copy(lab.assignment_dir / f, tmp_path / f)
+def test_every_question_has_a_check_cell(lab):
     nb = nbformat.read(lab.assignment_dir / f"{lab.name}.ipynb", as_version=4)
+    assert list(check_cells(nb)) == [q.id for q in lab.manifest.questions], "one grader.check per question, in order"
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
+def test_notebook_runs_headless_under_budget(lab, tmp_path):
+    work = student_copy(lab, tmp_path, lab.solution_dir)
+    nb = nbformat.read(work / f"{lab.name}.ipynb", as_version=4)
     client = NotebookClient(nb, timeout=int(BUDGET_S * 2), kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}})
+                            resources={"metadata": {"path": str(work)}})
     t0 = time.perf_counter()
     client.execute()
     elapsed = time.perf_counter() - t0
     assert elapsed < BUDGET_S, f"{lab.name}.ipynb took {elapsed:.1f} s (budget {BUDGET_S:.0f} s)"
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert images >= 2, "each notebook draws its plots"
+    failing = {q: text for q, text in check_cells(nb).items() if PASSED not in text}
+    assert not failing, f"grader.check fails on the reference: {failing}"

@@ -1,0 +1,17 @@
+"""Otter test for question 'iron_law_mfu' of lab1_iron_law: runs its public tests
+(assignments/lab1_iron_law/tests) on the files in the notebook's folder.
+
+Written by `autograder otter-tests lab1`; do not edit.
+"""
+
+from otter.test_files import test_case
+
+OK_FORMAT = False
+name = 'iron_law_mfu'
+
+
+@test_case(name="public tests", points=1)
+def public_tests():
+    from autograder.notebook import check
+
+    check('lab1_iron_law', 'iron_law_mfu')

@@ -1,0 +1,17 @@
+"""Otter test for question 'accumulation_uneven' of lab2_optimizers: runs its public tests
+(assignments/lab2_optimizers/tests) on the files in the notebook's folder.
+
+Written by `autograder otter-tests lab2`; do not edit.
+"""
+
+from otter.test_files import test_case
+
+OK_FORMAT = False
+name = 'accumulation_uneven'
+
+
+@test_case(name="public tests", points=1)
+def public_tests():
+    from autograder.notebook import check
+
+    check('lab2_optimizers', 'accumulation_uneven')

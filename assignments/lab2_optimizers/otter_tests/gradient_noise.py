@@ -1,0 +1,17 @@
+"""Otter test for question 'gradient_noise' of lab2_optimizers: runs its public tests
+(assignments/lab2_optimizers/tests) on the files in the notebook's folder.
+
+Written by `autograder otter-tests lab2`; do not edit.
+"""
+
+from otter.test_files import test_case
+
+OK_FORMAT = False
+name = 'gradient_noise'
+
+
+@test_case(name="public tests", points=1)
+def public_tests():
+    from autograder.notebook import check
+
+    check('lab2_optimizers', 'gradient_noise')

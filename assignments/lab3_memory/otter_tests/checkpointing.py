@@ -1,0 +1,17 @@
+"""Otter test for question 'checkpointing' of lab3_memory: runs its public tests
+(assignments/lab3_memory/tests) on the files in the notebook's folder.
+
+Written by `autograder otter-tests lab3`; do not edit.
+"""
+
+from otter.test_files import test_case
+
+OK_FORMAT = False
+name = 'checkpointing'
+
+
+@test_case(name="public tests", points=1)
+def public_tests():
+    from autograder.notebook import check
+
+    check('lab3_memory', 'checkpointing')

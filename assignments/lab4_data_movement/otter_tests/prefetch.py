@@ -1,0 +1,17 @@
+"""Otter test for question 'prefetch' of lab4_data_movement: runs its public tests
+(assignments/lab4_data_movement/tests) on the files in the notebook's folder.
+
+Written by `autograder otter-tests lab4`; do not edit.
+"""
+
+from otter.test_files import test_case
+
+OK_FORMAT = False
+name = 'prefetch'
+
+
+@test_case(name="public tests", points=1)
+def public_tests():
+    from autograder.notebook import check
+
+    check('lab4_data_movement', 'prefetch')

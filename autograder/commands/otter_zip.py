@@ -1,0 +1,22 @@
+"""``autograder otter LAB --out FILE.zip``: an otter-grader autograder zip for one lab.
+
+``otter run -a FILE.zip SUBMISSION.zip`` grades a zip of the notebook plus the
+student's modules with the public tests only, in the student's own process:
+feedback, not trusted grades (those come from ``autograder grade`` or
+``autograder gradescope``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder import labs, otterkit
+
+
+def main(*, lab: str, out: str) -> int:
+    the_lab = labs.get(lab)
+    dest = otterkit.build_zip(the_lab, Path(out))
+    files = ", ".join(the_lab.manifest.student_files)
+    print(f"wrote {dest}. Grade with: otter run -a {dest} SUBMISSION.zip "
+          f"(the zip holds {the_lab.name}.ipynb and {files})")
+    return 0
