@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from autograder import results
+from autograder.graders import GraderPool
 from autograder.labs import Lab
 
 GRADER_ENV = {  # one thread each: --jobs N processes share the cores
@@ -31,19 +32,27 @@ def test_paths(lab: Lab, public_only: bool = False) -> list[Path]:
     return [p for p in dirs if p.is_dir()]
 
 
-def run_pytest(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, timeout_s: float,
-               public_only: bool = False) -> tuple[int, str]:
-    cmd = [sys.executable, "-m", "pytest", *map(str, test_paths(lab, public_only)),
-           "--submission", str(staged), "--results-json", str(out_json),
-           "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no",
-           "--rootdir", str(lab.root)]
-    if sandbox:
-        cmd.append("--sandbox")
-    env = {**os.environ, **GRADER_ENV, "IRONLAW_ROOT": str(lab.root)}
+def pytest_args(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, public_only: bool) -> list[str]:
+    args = [*map(str, test_paths(lab, public_only)), "--submission", str(staged), "--results-json", str(out_json),
+            "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no", "--rootdir", str(lab.root)]
+    return args + (["--sandbox"] if sandbox else [])
+
+
+def grader_env(lab: Lab) -> dict[str, str]:
+    return {**GRADER_ENV, "IRONLAW_ROOT": str(lab.root)}
+
+
+def run_pytest(lab: Lab, args: list[str], *, timeout_s: float, pool: GraderPool | None = None) -> tuple[int, str]:
+    """In a warm pooled grader when given one, else in a fresh process."""
+    if pool is not None:
+        code = pool.run(args)
+        if code is not None:
+            return code, ""
+    env = {**os.environ, **grader_env(lab)}
     env.pop("IRONLAW_SUBMISSION", None)
     try:
-        proc = subprocess.run(cmd, cwd=lab.root, env=env, capture_output=True, text=True,
-                              timeout=timeout_s, start_new_session=True)
+        proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=lab.root, env=env,
+                              capture_output=True, text=True, timeout=timeout_s, start_new_session=True)
         return proc.returncode, (proc.stdout + proc.stderr)[-4000:]
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"")[-2000:]
@@ -52,7 +61,8 @@ def run_pytest(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, timeout
 
 def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = True,
                  problems: list[str] | None = None, sha256: str = "",
-                 timeout_s: float | None = None, public_only: bool = False) -> results.SubmissionResult:
+                 timeout_s: float | None = None, public_only: bool = False,
+                 pool: GraderPool | None = None) -> results.SubmissionResult:
     m = lab.manifest
     timeout_s = timeout_s or max(600.0, 10 * m.limits.test_timeout_s)
     t0 = time.perf_counter()
@@ -60,7 +70,8 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
                                    errors=list(problems or []))
     with tempfile.TemporaryDirectory(prefix="ironlaw-grade-") as tmp:
         out = Path(tmp) / "results.json"
-        code, log = run_pytest(lab, staged, out, sandbox=sandbox, timeout_s=timeout_s, public_only=public_only)
+        args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only)
+        code, log = run_pytest(lab, args, timeout_s=timeout_s, pool=pool if sandbox else None)
         if out.exists():
             payload = json.loads(out.read_text())
             res.tests = [results.TestResult.from_dict(t) for t in payload["tests"]]

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from autograder import feedback, gradebook, labs, roster, runner, submissions, summary
+from autograder.graders import GraderPool
 from autograder.results import SubmissionResult
 
 
@@ -32,9 +33,9 @@ def unchanged(entry_id: str, staged: submissions.Staged, out: Path,
 
 
 def grade_entry(lab: labs.Lab, entry_id: str, staged: submissions.Staged, out: Path, *,
-                sandbox: bool) -> SubmissionResult:
+                sandbox: bool, pool: GraderPool | None) -> SubmissionResult:
     res = runner.grade_staged(lab, staged.directory, entry_id, sandbox=sandbox,
-                              problems=staged.problems, sha256=staged.sha256)
+                              problems=staged.problems, sha256=staged.sha256, pool=pool)
     gradebook.write_submission(out, res, lab.manifest, feedback.markdown(res, lab.manifest))
     return res
 
@@ -68,17 +69,21 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
         staged = {e.id: submissions.stage(e.path, m.student_files, Path(tmp) / e.id) for e in entries}
         done = {} if force else {i: r for i in ids if (r := unchanged(i, staged[i], out_dir, previous))}
         todo = [e.id for e in entries if e.id not in done]
-        batch = contextlib.nullcontext()
+        batch = contextlib.ExitStack()
+        pool = None
         if sandbox and todo:
             from autograder.sandbox import shared_zygote
 
-            batch = shared_zygote(hide=[out_dir, Path(submissions_dir)])
+            batch.enter_context(shared_zygote(hide=[out_dir, Path(submissions_dir)]))
+            pool = GraderPool(str(the_lab.root), min(jobs, len(todo)), runner.grader_env(the_lab))
+            batch.callback(pool.close)
         progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeRemainingColumn(), console=console, transient=False)
         lock = threading.Lock()
-        with batch, progress, ThreadPoolExecutor(max_workers=jobs) as pool:
+        with batch, progress, ThreadPoolExecutor(max_workers=jobs) as threads:
             task = progress.add_task(f"grading {the_lab.short}", total=len(todo))
-            futures = [pool.submit(grade_entry, the_lab, i, staged[i], out_dir, sandbox=sandbox) for i in todo]
+            futures = [threads.submit(grade_entry, the_lab, i, staged[i], out_dir, sandbox=sandbox, pool=pool)
+                       for i in todo]
             for fut in as_completed(futures):
                 res = fut.result()
                 with lock:

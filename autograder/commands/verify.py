@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from autograder import candidates, labs, runner
+from autograder.graders import GraderPool
 from autograder.results import SubmissionResult
 
 
@@ -37,23 +38,28 @@ def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> l
     return problems
 
 
-def grade_candidate(lab: labs.Lab, cand: candidates.Candidate, sandbox: bool) -> SubmissionResult:
+def grade_candidate(lab: labs.Lab, cand: candidates.Candidate, sandbox: bool,
+                    pool: GraderPool | None = None) -> SubmissionResult:
     with tempfile.TemporaryDirectory(prefix=f"ironlaw-verify-{lab.short}-") as tmp:
         code = candidates.write_dir(lab, cand, Path(tmp) / "code")
-        return runner.grade_staged(lab, code, cand.id, sandbox=sandbox)
+        return runner.grade_staged(lab, code, cand.id, sandbox=sandbox, pool=pool)
 
 
 def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = True) -> int:
     console = Console()
     targets = [labs.get(lab)] if lab else labs.all_labs()
     work = [(l, c) for l in targets for c in candidates.all_candidates(l)]
-    batch = contextlib.nullcontext()
+    jobs = jobs or os.cpu_count() or 1
+    batch = contextlib.ExitStack()
+    pool = None
     if sandbox:
         from autograder.sandbox import shared_zygote
 
-        batch = shared_zygote()
-    with batch, ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        graded = list(pool.map(lambda lc: grade_candidate(*lc, sandbox), work))
+        batch.enter_context(shared_zygote())
+        pool = GraderPool(str(targets[0].root), jobs, runner.grader_env(targets[0]))
+        batch.callback(pool.close)
+    with batch, ThreadPoolExecutor(max_workers=jobs) as threads:
+        graded = list(threads.map(lambda lc: grade_candidate(*lc, sandbox, pool), work))
     table = Table(title="autograder verify" + ("" if sandbox else " (in-process)"))
     for col in ("lab", "candidate", "score", "lost questions", "expected to lose", "result"):
         table.add_column(col)
