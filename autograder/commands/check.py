@@ -6,7 +6,6 @@ Default: in this process, so a student can debug (breakpoints work).
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-from autograder import labs, plugin, runner, submissions
+from autograder import inprocess, labs, plugin, runner, submissions
 from autograder.results import PASSED, TestResult
 
 
@@ -41,28 +40,9 @@ class _Collector:
 def run_in_process(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], int]:
     paths = [str(p) for p in runner.test_paths(lab)]
     collector = _Collector(lab.hidden_tests_dir)
-    before = set(sys.modules)
-    try:
-        pytest.main([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-qq",
-                     "--no-header", "--tb=no", "-rN", "--rootdir", str(lab.root)], plugins=[collector])
-    finally:
-        _forget_modules(lab.root, before)
+    inprocess.run_pytest([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-qq",
+                          "--no-header", "--tb=no", "-rN", "--rootdir", str(lab.root)], lab.root, [collector])
     return collector.results, collector.hidden
-
-
-def _forget_modules(root: Path, before: set[str]) -> None:
-    """Drop the modules this run imported from ``root`` (the lab's test files).
-
-    Without an ini file pytest imports a test file under its base name
-    (``test_public``), so a second run in this process, on another copy of
-    the lab (``submit`` after ``check``, the engine's own tests), would meet
-    the first run's module and fail to collect.
-    """
-    root = root.resolve()
-    for name in set(sys.modules) - before:
-        path = getattr(sys.modules[name], "__file__", None)
-        if path and root in Path(path).resolve().parents:
-            del sys.modules[name]
 
 
 def run_sandboxed(lab: labs.Lab, code_dir: Path) -> list[TestResult]:
