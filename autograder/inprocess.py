@@ -3,8 +3,9 @@
 Without an ini file pytest imports a test file under its base name
 (``test_public``), so a second run in the same process, on another lab or
 another copy of one, would meet the first run's module and fail to
-collect.  So each run forgets the modules it imported from the project's
-folders (test files, conftests, lab modules), but never the engine's own.
+collect.  So each run forgets the modules it imported from the labs'
+folders (test files, conftests, lab modules) and nothing else: a venv
+inside the project must keep its half-imported torch intact.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ENGINE = Path(__file__).resolve().parent
+LAB_FOLDERS = ("assignments", "solutions", "tests")
 
 
 def run_pytest(args: list[str], root: Path, plugins: list | None = None) -> int:
@@ -26,11 +27,8 @@ def run_pytest(args: list[str], root: Path, plugins: list | None = None) -> int:
 
 
 def forget_modules(root: Path, before: set[str]) -> None:
-    root = Path(root).resolve()
+    folders = [Path(root).resolve() / f for f in LAB_FOLDERS]
     for name in set(sys.modules) - before:
         path = getattr(sys.modules[name], "__file__", None)
-        if not path:
-            continue
-        p = Path(path).resolve()
-        if root in p.parents and ENGINE not in p.parents:
+        if path and any(f in Path(path).resolve().parents for f in folders):
             del sys.modules[name]
