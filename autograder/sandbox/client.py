@@ -7,7 +7,9 @@ Wall time, CPU time and peak memory are read from /proc, outside the worker.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -44,13 +46,14 @@ class Zygote:
         self.path, self.proc, self.tmpdir = path, proc, tmpdir
 
     @classmethod
-    def start(cls) -> "Zygote":
+    def start(cls, hide: list[str]) -> "Zygote":
+        """Start one; it hides ``hide`` once, in a mount namespace its workers inherit."""
         tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-")
         os.chmod(tmpdir, 0o700)
         path = os.path.join(tmpdir, "zygote.sock")
         env = {k: v for k, v in os.environ.items() if not k.startswith("IRONLAW_SUBMISSION")}
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path],
+            [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd="/", preexec_fn=_die_with_parent,
         )
@@ -87,18 +90,25 @@ def _die_with_parent() -> None:
 _shared: dict[str, Zygote] = {}
 
 
+def hide_list(extra: list[str] = ()) -> list[str]:
+    """What workers must not see: the project, everyone's temporary and home
+    folders, and what the batch adds (its output and submissions folders)."""
+    from_env = [p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p]
+    return [str(find_root()), *HIDE_ALWAYS, *from_env, *extra]
+
+
 def zygote() -> Zygote:
     """One zygote per grader process (or the batch's shared one)."""
     if "z" not in _shared:
         path = os.environ.get(ZYGOTE_ENV)
-        _shared["z"] = Zygote(path) if path else Zygote.start()
+        _shared["z"] = Zygote(path) if path else Zygote.start(hide_list())
     return _shared["z"]
 
 
 @contextlib.contextmanager
 def shared_zygote(hide: list[Path] = ()):
     """One warm zygote for a whole batch; grader processes find it via the env."""
-    z = Zygote.start()
+    z = Zygote.start(hide_list([str(Path(p).resolve()) for p in hide]))
     saved = {k: os.environ.get(k) for k in (ZYGOTE_ENV, HIDE_ENV)}
     os.environ[ZYGOTE_ENV] = z.path
     os.environ[HIDE_ENV] = os.pathsep.join(str(Path(p).resolve()) for p in hide)
@@ -140,15 +150,14 @@ class SandboxBackend:
 
     def __init__(self, code_dir: Path, manifest: Manifest, assignment_dir: Path):
         self.manifest = manifest
-        files = {f: str(Path(code_dir) / f) for f in manifest.student_files if (Path(code_dir) / f).is_file()}
-        files.update({f: str(Path(assignment_dir) / f) for f in manifest.support_files})
-        self.missing = [f for f in manifest.student_files if f not in files]
+        # contents, not paths: the zygote's workers no longer see the grader's folders
+        paths = {f: Path(code_dir) / f for f in manifest.student_files if (Path(code_dir) / f).is_file()}
+        paths.update({f: Path(assignment_dir) / f for f in manifest.support_files})
+        files = {f: base64.b64encode(p.read_bytes()).decode() for f, p in paths.items()}
         lim = manifest.limits
-        root = find_root()
-        hide = [str(root), *HIDE_ALWAYS, *filter(None, os.environ.get(HIDE_ENV, "").split(os.pathsep))]
         self.req = {
             "op": "spawn", "files": files, "student_files": list(manifest.student_files),
-            "support_files": list(manifest.support_files), "hide": hide,
+            "support_files": list(manifest.support_files),
             "keep_uid": os.environ.get(KEEP_UID_ENV) == "1",
             "limits": {"memory_mb": lim.memory_mb, "cpu_s": lim.cpu_s, "fsize_mb": 64, "work_mb": 256, "nproc": 64},
         }

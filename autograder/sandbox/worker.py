@@ -9,6 +9,7 @@ W2's pid and waits, so its exit status tells the grader how W2 ended.
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import socket
@@ -33,13 +34,14 @@ def _die_with_parent() -> None:
     layers._libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def run(conn: socket.socket, req: dict) -> None:
-    """Entry point in W, right after the zygote's fork.  Never returns."""
+def run(conn: socket.socket, req: dict, hidden: list[str] | None) -> None:
+    """Entry point in W, right after the zygote's fork.  Never returns.
+    ``hidden``: what the zygote's mount namespace hides (None: it has none)."""
     try:
         os.setsid()
         _die_with_parent()
-        req = {**req, "slot": os.getpid() % 50_000, "t0": time.perf_counter()}  # a uid of its own per worker
-        files = {name: Path(src).read_bytes() for name, src in req["files"].items()}
+        req = {**req, "slot": os.getpid() % 50_000, "t0": time.perf_counter(), "hidden": hidden}  # own uid
+        files = {name: base64.b64decode(data) for name, data in req["files"].items()}
         flags = layers.CLONE_NEWNS | layers.CLONE_NEWNET | layers.CLONE_NEWPID
         namespaces = layers.unshare(flags)
         if not namespaces:
@@ -68,12 +70,12 @@ def run(conn: socket.socket, req: dict) -> None:
 def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
     """Apply every available layer, in the order layers.py documents."""
     work = Path(req["work"])
-    report = {"network_namespace": namespaces, "mount_namespace": namespaces, "pid_namespace": namespaces}
+    hidden = req["hidden"]
+    report = {"network_namespace": namespaces, "mount_namespace": hidden is not None,
+              "pid_namespace": namespaces, "hidden": hidden or []}
     keep = layers.needed_paths([])
     if namespaces:
-        # The work dir is not kept: /tmp can then be covered whole (one mount,
-        # not one per entry), and the work dir made again inside the cover.
-        report["hidden"] = layers.hide([Path(p) for p in req["hide"]], keep)
+        # The zygote covered /tmp whole; the work dir is made again inside the cover.
         report["private_proc"] = layers.mount_proc()
         work.mkdir(parents=True, exist_ok=True)
         layers.mount_work(work, req["limits"]["work_mb"])
@@ -99,7 +101,7 @@ def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
             os.chown(p, uid, uid)
         layers.drop_uid(uid)
         report["privileges"] = f"uid {uid}"
-    elif root and not namespaces:
+    elif root and hidden is None:
         raise PermissionError("no namespaces and Python is not reachable by an unprivileged uid: "
                               "student code could read the grader's files. Install into a "
                               "world-readable prefix (e.g. a venv on /usr/bin/python3).")

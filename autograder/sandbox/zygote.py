@@ -19,6 +19,7 @@ for _v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ[_v] = "1"  # before numpy/torch: a forked child can hang otherwise
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import select  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
@@ -48,15 +49,25 @@ def preload() -> None:
 
 class Zygote:
     def __init__(self, path: str):
-        from autograder.sandbox import channel, worker  # what a child needs, loaded now
+        from autograder.sandbox import channel, layers, worker  # what a child needs, loaded now
 
-        self.channel, self.worker = channel, worker
+        self.channel, self.layers, self.worker = channel, layers, worker
+        self.hidden: list[str] | None = None  # None: no mount namespace
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path)
         os.chmod(path, 0o600)
         self.listener.listen(64)
         self.live: set[int] = set()
         self.statuses: dict[int, int] = {}
+
+    def hide(self, paths: list[str]) -> None:
+        """Hide the grader's folders once, here: every worker forked later
+        starts inside this mount namespace, so a spawn costs no mounts."""
+        L = self.layers
+        if os.geteuid() == 0 and L.unshare(L.CLONE_NEWNS):
+            from pathlib import Path
+
+            self.hidden = L.hide([Path(p) for p in paths], L.needed_paths([]))
 
     def reap(self) -> None:
         """Reap every finished child, including orphans we adopted as subreaper."""
@@ -104,7 +115,7 @@ class Zygote:
             os.close(go_w)
             os.read(go_r, 1)
             os.close(go_r)
-            self.worker.run(conn, req)
+            self.worker.run(conn, req, self.hidden)
         os.close(go_r)
         self.live.add(pid)
         self.channel.send_json(conn, {"pid": pid})
@@ -129,12 +140,14 @@ class Zygote:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--socket", required=True)
+    ap.add_argument("--hide", default="[]", help="JSON list of folders workers must not see")
     args = ap.parse_args()
     preload()
     import ctypes
 
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of workers come to us
-    z = Zygote(args.socket)
+    z = Zygote(args.socket)  # bound before hiding: the socket's folder disappears with /tmp
+    z.hide(json.loads(args.hide))
     signal.signal(signal.SIGTERM, z.shutdown)
     signal.signal(signal.SIGINT, z.shutdown)
     print("ready", flush=True)
