@@ -29,7 +29,7 @@ ZYGOTE_ENV = "IRONLAW_ZYGOTE"  # a shared zygote's socket, set by `grade` for it
 HIDE_ENV = "IRONLAW_HIDE"  # extra folders to hide, os.pathsep-separated
 KEEP_UID_ENV = "IRONLAW_SANDBOX_KEEP_UID"  # "1": test the uid-0-without-capabilities path
 SPAWN_TIMEOUT_S = 60.0
-HIDE_ALWAYS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/srv", "/opt", "/mnt", "/media", "/work")
+HIDE_ALWAYS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/srv", "/opt", "/mnt", "/media")
 SIGNAL_CAUSES = {
     signal.SIGKILL: "killed (SIGKILL): over the memory or process limit?",
     signal.SIGXCPU: "killed: CPU time limit of {cpu_s} s",
@@ -94,7 +94,9 @@ def hide_list(extra: list[str] = ()) -> list[str]:
     """What workers must not see: the project, everyone's temporary and home
     folders, and what the batch adds (its output and submissions folders)."""
     from_env = [p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p]
-    return [str(find_root()), *HIDE_ALWAYS, *from_env, *extra]
+    root = find_root()
+    beside = [str(root.parent)] if root.parent != Path("/") else []  # other checkouts, shared folders
+    return [str(root), *beside, *HIDE_ALWAYS, *from_env, *extra]
 
 
 def zygote() -> Zygote:

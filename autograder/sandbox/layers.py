@@ -90,6 +90,30 @@ def hide(paths: list[Path], keep: list[Path], work_tmpfs_mb: int = 64) -> list[s
     return hidden
 
 
+def read_only_everywhere() -> int:
+    """Remount every mount of this namespace read-only.  Without it a worker
+    that keeps uid 0 (capabilities dropped) could still write root-owned
+    files by owner permission: /etc, the venv, the engine.  Workers write
+    only to their own work tmpfs, mounted later in their own namespace."""
+    with open("/proc/self/mountinfo") as f:
+        points = sorted({line.split()[4] for line in f}, key=len)
+    done = 0
+    for mp in points:
+        mp = mp.encode().decode("unicode_escape")  # mountinfo escapes spaces as \040
+        if mp.startswith(("/proc", "/sys")):
+            continue  # the worker mounts a private /proc; /sys is not written through
+        try:
+            _mount("none", mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+            done += 1
+        except OSError:
+            try:  # some mounts refuse nodev/nosuid changes; read-only is what matters
+                _mount("none", mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+                done += 1
+            except OSError:
+                pass
+    return done
+
+
 def mount_proc() -> bool:
     """A /proc that shows only this PID namespace."""
     try:

@@ -40,6 +40,10 @@ def preload() -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
+    try:  # finds libseccomp by running ldconfig: do it here, while the file system is writable
+        importlib.import_module("pyseccomp")
+    except Exception:
+        pass  # the worker reports seccomp as unavailable
     import torch
 
     torch.set_num_threads(1)
@@ -68,6 +72,7 @@ class Zygote:
             from pathlib import Path
 
             self.hidden = L.hide([Path(p) for p in paths], L.needed_paths([]))
+            L.read_only_everywhere()
 
     def reap(self) -> None:
         """Reap every finished child, including orphans we adopted as subreaper."""

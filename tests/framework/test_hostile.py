@@ -10,19 +10,21 @@ from __future__ import annotations
 import csv
 import json
 import os
+import pwd
 import shutil
 import stat
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from autograder.commands import grade
 from autograder.sandbox import layers
 
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
-MARKERS = [Path("/tmp/ironlaw-pwned-marker"), Path("/work/ironlaw-pwned-marker"),
-           Path.home() / "ironlaw-pwned-marker"]
+MARKERS = [Path("/tmp/ironlaw-pwned-marker"), Path("/ironlaw-pwned-marker"), Path("/etc/ironlaw-pwned-marker"),
+           Path(np.__file__).parent / "ironlaw-pwned-marker", Path(pwd.getpwuid(0).pw_dir) / "ironlaw-pwned-marker"]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
 
 
