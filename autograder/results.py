@@ -63,9 +63,6 @@ class SubmissionResult:
     def score(self) -> float:
         return round(sum(t.points for t in self.tests), 6)
 
-    def max_score(self, manifest) -> float:
-        return manifest.max_score
-
     def questions(self, manifest) -> list[QuestionScore]:
         out = []
         for q in manifest.questions:

@@ -1,10 +1,10 @@
 """Isolation layers for a sandboxed worker, each detected and reported.
 
-Applied in ``worker.isolate`` in this order, which is checked there:
-namespaces (while still privileged) -> hiding the grader's folders ->
-rlimits -> privileges (uid drop, or capabilities dropped) -> seccomp.
-Every function returns whether its layer is active, so a result can say
-exactly what protected it.  Facts behind the choices: GRADING.md.
+Once, in the zygote: a mount namespace hiding the grader's folders, then
+every mount read-only.  Per worker, in ``worker.isolate``, in this order:
+network and PID namespaces (while still privileged) -> rlimits ->
+privileges (uid drop, or capabilities dropped) -> seccomp.  The worker
+reports which layers were active, so a result says what protected it.  Facts behind the choices: GRADING.md.
 """
 
 from __future__ import annotations
@@ -63,11 +63,17 @@ def needed_paths(extra: list[Path]) -> list[Path]:
     return sorted({p.resolve() for p in keep} - {Path("/")})  # "/" would keep everything
 
 
-def hide(paths: list[Path], keep: list[Path], work_tmpfs_mb: int = 64) -> list[str]:
+def hide(paths: list[Path], keep: list[Path]) -> list[str]:
     """Cover each path with an empty tmpfs (files with /dev/null), except what
-    ``keep`` needs: a kept path's ancestors are descended into instead."""
-    hidden = []
+    ``keep`` needs: a kept path's ancestors are descended into instead.
+    Follow with read_only_everywhere(), so nothing new can be written beside
+    what stays visible."""
     _mount("none", "/", None, MS_REC | MS_PRIVATE)  # our mounts must not leak to the host
+    return _cover(paths, keep)
+
+
+def _cover(paths: list[Path], keep: list[Path]) -> list[str]:
+    hidden = []
     for p in paths:
         p = p.resolve()
         if not p.exists() or any(is_within(p, k) for k in keep):
@@ -77,10 +83,7 @@ def hide(paths: list[Path], keep: list[Path], work_tmpfs_mb: int = 64) -> list[s
                 children = list(p.iterdir())
             except OSError:
                 continue
-            # read-only, so nothing new can be written beside what stays visible
-            _mount(str(p), str(p), None, MS_BIND | MS_REC)
-            _mount("none", str(p), None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-            hidden += hide(children, keep, work_tmpfs_mb) if children else []
+            hidden += _cover(children, keep)
             continue
         if p.is_dir() and not p.is_symlink():
             _mount("tmpfs", str(p), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
