@@ -126,7 +126,21 @@ def mount_proc() -> bool:
         return False
 
 
-def mount_work(work: Path, size_mb: int) -> None:
+def mount_work(work: Path, size_mb: int, hidden: list[str]) -> None:
+    """Mount this worker's own tmpfs at ``work``, in its own mount namespace.
+
+    The zygote's namespace is read-only, and it may have covered the work
+    dir's folder (/tmp) with an empty tmpfs, so ``work`` may not exist here
+    and cannot be made.  Then a fresh tmpfs, private to this worker, shadows
+    that empty cover just long enough to hold the mount point, and is made
+    read-only again: workers share nothing writable but their own work dir."""
+    if not work.is_dir():
+        cover = next(p for p in work.parents if p.is_dir())  # what this namespace shows there
+        if str(cover) not in hidden:  # not an empty cover: shadowing it would hide real files
+            raise FileNotFoundError(f"work dir {work} is not visible in the sandbox")
+        _mount("tmpfs", str(cover), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        work.mkdir(parents=True)
+        _mount("none", str(cover), None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     _mount("tmpfs", str(work), "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=0700")
 
 

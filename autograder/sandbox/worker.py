@@ -75,10 +75,8 @@ def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
               "pid_namespace": namespaces, "hidden": hidden or []}
     keep = layers.needed_paths([])
     if namespaces:
-        # The zygote covered /tmp whole; the work dir is made again inside the cover.
         report["private_proc"] = layers.mount_proc()
-        work.mkdir(parents=True, exist_ok=True)
-        layers.mount_work(work, req["limits"]["work_mb"])
+        layers.mount_work(work, req["limits"]["work_mb"], hidden or [])
     for name, data in files.items():
         (work / name).write_bytes(data)
     os.chdir(work)

@@ -27,6 +27,27 @@ def test_check_sandboxed_matches(toy_root, capsys):
     assert main(["check", "labx", "--sandbox"]) == 1
 
 
+def test_sandbox_work_dir_inside_a_hidden_folder(toy_root, tmp_path, monkeypatch, capsys):
+    """Workers' dirs live where the zygote's read-only namespace shows an
+    empty cover (CI's /tmp, when the venv is elsewhere): they must still start."""
+    import os
+    import tempfile
+
+    from autograder.sandbox import client
+
+    if os.geteuid() != 0:
+        import pytest
+
+        pytest.skip("mount namespaces need root (as on CI)")
+    covered = tmp_path / "covered"
+    covered.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(covered))  # this process and the graders it starts
+    monkeypatch.setenv("TMPDIR", str(covered))
+    monkeypatch.setenv(client.HIDE_ENV, str(covered))
+    assert main(["check", "labx", "--sandbox", "--path", str(toy_root / "solutions" / "labx_toy")]) == 0, \
+        capsys.readouterr().out
+
+
 def test_verify_toy(toy_root, capsys):
     assert main(["verify", "labx"]) == 0
     assert "all 3 candidates as expected" in capsys.readouterr().out
