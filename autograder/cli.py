@@ -18,6 +18,7 @@ COMMANDS = {
     "gradescope": ("autograder.commands.gradescope", "build a Gradescope autograder zip for one lab"),
     "release": ("autograder.commands.release", "write the student bundle (refuses if reference code would leak)"),
     "otter-tests": ("autograder.commands.otter_tests", "rewrite each notebook's otter tests from the public tests"),
+    "notebooks": ("autograder.commands.notebooks", "build each lab's notebooks (English, Vietnamese) from its one source"),
     "otter": ("autograder.commands.otter_zip", "build an otter-grader autograder zip for one lab (public tests, untrusted)"),
 }
 
@@ -78,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ot = sub.add_parser("otter-tests", help=COMMANDS["otter-tests"][1])
     ot.add_argument("lab", nargs="?", default=None)
+
+    nbk = sub.add_parser("notebooks", help=COMMANDS["notebooks"][1])
+    nbk.add_argument("lab", nargs="?", default=None)
+    nbk.add_argument("--check", action="store_true", help="only report notebooks that differ from their source")
 
     oz = sub.add_parser("otter", help=COMMANDS["otter"][1])
     oz.add_argument("lab")

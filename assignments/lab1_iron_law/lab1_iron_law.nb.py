@@ -1,0 +1,356 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] tags=["en"]
+# # Lab 1: the iron law
+#
+# *Machine Learning Systems*, Volume I, Chapter 8 ("Model Training"), sections 1 to 7.
+#
+# How long does training take? The chapter's answer is the **iron law of training time**:
+#
+# $$T_\text{train} = \frac{O}{R_\text{peak} \cdot \eta}$$
+#
+# where $O$ is the number of floating-point operations (FLOPs), $R_\text{peak}$ the peak rate of the hardware
+# (FLOP/s) and $\eta$ the fraction of that peak you actually reach. In this lab you
+#
+# 1. count $O$ for a GPT-2 layer, matmul by matmul, then **everything else**, then the backward pass;
+# 2. check your counts against PyTorch's own FLOP counter;
+# 3. measure $\eta$ on this CPU, for matmuls of growing batch size;
+# 4. turn the law into calculators: training time, MFU, the rent-or-buy decision and the energy bill.
+#
+# You write the functions in `flops.py` and `costs.py` (this folder). Each one raises `NotImplementedError` until
+# you do; its docstring says exactly what to compute, with which conventions. Run the cells below as you go.
+# The whole notebook runs in well under a minute on a laptop CPU.
+
+# %% [markdown] tags=["en"]
+# ### Setup, and checking as you go
+#
+# The next cell finds this lab's files (also when the notebook was opened somewhere else, e.g. on Colab) and starts
+# [otter-grader](https://otter-grader.readthedocs.io)'s checker. After each exercise a cell `grader.check("...")`
+# runs that question's **public tests** on your files in this folder and shows what failed: the same tests as
+# `autograder check lab1`, one question at a time.
+
+# %%
+# Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
+import os, sys
+
+LAB, MODULE = "lab1_iron_law", "flops"
+try:
+    import autograder.notebook
+except ImportError:  # the bundle is not installed: use one named by $IRONLAW_ROOT, or one around this notebook
+    sys.path[:0] = [os.path.abspath(p) for p in (os.environ.get("IRONLAW_ROOT"), "../..", "iron-law-labs", "../iron-law-labs")
+                    if p and os.path.isdir(os.path.join(p, "autograder"))]
+try:
+    import otter
+    from autograder.notebook import locate_bundle
+except ImportError as exc:
+    raise ImportError(f"{exc.name} is missing: install the lab bundle first (see its README), e.g. "
+                      "pip install -c iron-law-labs/requirements.lock -e iron-law-labs") from None
+locate_bundle(LAB, MODULE)  # goes to the lab's folder if this notebook was opened elsewhere
+grader = otter.Notebook(tests_dir="otter_tests")
+
+# %%
+# %load_ext autoreload
+# %autoreload 2
+
+import os
+
+# Time one CPU core, as the grader does: several threads waiting for each other make timings jump on a
+# busy machine.  This must happen before torch is first imported (restart the kernel if it already was).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import matplotlib.pyplot as plt
+import torch
+
+import costs
+import flops
+
+XL = dict(B=32, S=1024, d=1600, h=25)  # GPT-2 XL: d_model 1600, 25 heads; 32 sequences of 1024 tokens
+SMALL = dict(B=4, S=256, d=768, h=12)  # GPT-2 small
+
+# %% [markdown] tags=["en"]
+# ## 1. Count the matmuls of one layer (section 3)
+#
+# A product $(m, k) @ (k, n)$ computes $m \cdot n$ dot products of length $k$: $k$ multiplies and $k$ adds each,
+# so **$2mkn$ FLOPs**. A GPT-2 layer has five groups of matmuls: the Q, K, V projections, the attention scores
+# $QK^T$, attention $\times V$, the output projection and the two MLP matmuls. Attention counts the full
+# $S \times S$ score matrix: the causal mask hides half of it, but the hardware computes it anyway.
+#
+# Write `matmul_flops` and `layer_matmul_flops`. For GPT-2 XL the chapter gives
+# 503.3 / 107.4 / 107.4 / 167.8 / 1342.2 GFLOP, 2228.0 in all.
+
+# %%
+print("(64, 32) @ (32, 16):", flops.matmul_flops(m=64, k=32, n=16), "FLOPs")
+
+layer = flops.layer_matmul_flops(**XL)
+for name, count in layer.items():
+    print(f"{name:>9}: {count / 1e9:8.1f} GFLOP")
+
+parts = [k for k in layer if k != "total"]
+plt.figure(figsize=(6, 3))
+plt.barh(parts, [layer[k] / 1e9 for k in parts])
+plt.xlabel("GFLOP (forward, one layer)")
+plt.title("GPT-2 XL layer, B=32, S=1024")
+plt.tight_layout()
+plt.show()
+
+# %%
+grader.check("forward_flops")
+
+# %% [markdown] tags=["en"]
+# ## 2. Count to the end (section 3)
+#
+# Matmuls are not the only work. Softmax, LayerNorm, GELU, the residual adds and the biases all cost FLOPs too.
+# `elementwise_flops` counts them with the per-element costs fixed in `flops.py` (`SOFTMAX_FLOPS_PER_SCORE` and
+# friends). `matmul_fraction` then says what share of the layer is matmuls. The chapter's claim: more than 98%.
+#
+# The only non-matmul term that grows like the attention matmuls is the softmax: both scale with $S^2$.
+# The plot shows how the matmul share changes with the sequence length.
+
+# %%
+other = flops.elementwise_flops(**XL)
+for name, count in other.items():
+    print(f"{name:>9}: {count / 1e9:7.2f} GFLOP")
+print(f"matmul share, GPT-2 XL: {flops.matmul_fraction(**XL):.4f}")
+
+seq = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
+plt.figure(figsize=(6, 3))
+for name, cfg in (("GPT-2 XL", XL), ("GPT-2 small", SMALL)):
+    plt.plot(seq, [100 * flops.matmul_fraction(**{**cfg, "S": s}) for s in seq], "o-", label=name)
+plt.axhline(98, color="gray", ls="--", lw=1)
+plt.xscale("log", base=2)
+plt.xlabel("sequence length S")
+plt.ylabel("matmul share of FLOPs (%)")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %%
+grader.check("count_to_the_end")
+
+# %% [markdown] tags=["en"]
+# ## 3. Forward plus backward (section 3)
+#
+# The backward pass of $Y = A W$ needs two products as big as the forward one: $dA = dY\,W^T$ for the layer
+# below and $dW = A^T dY$ for the weight. So backward is about $2\times$ forward, and a training step
+# $3\times$ forward. For GPT-2 XL (48 layers) a step is $48 \times 3 \times 2228$ GFLOP $= 320.8$ TFLOP.
+#
+# The popular shortcut $6 \cdot P \cdot \text{tokens}$ (`costs.training_flops`) gives 294.9 TFLOP instead. Where does the
+# gap come from? `step_flops` also returns the part due to the attention products, which multiply two activations,
+# have no parameters, and so are invisible to a rule based on $P$.
+
+# %%
+step = flops.step_flops(**XL, n_layers=48)
+rule = costs.training_flops(n_params=1.5e9, n_tokens=XL["B"] * XL["S"])
+for name, count in step.items():
+    print(f"{name:>20}: {count / 1e12:6.1f} TFLOP")
+print(f"{'6 * P * tokens':>20}: {rule / 1e12:6.1f} TFLOP")
+
+seq = [256, 512, 1024, 2048, 4096, 8192]
+counted = [flops.step_flops(**{**XL, "S": s}, n_layers=48)["total"] / (XL["B"] * s) for s in seq]
+plt.figure(figsize=(6, 3))
+plt.plot(seq, [c / 1e9 for c in counted], "o-", label="counted (step_flops)")
+plt.plot(seq, [6 * 1.5e9 / 1e9] * len(seq), "--", label="6 * P")
+plt.xscale("log", base=2)
+plt.xlabel("sequence length S")
+plt.ylabel("GFLOP per token per step")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %%
+grader.check("forward_backward")
+
+# %% [markdown] tags=["en"]
+# ## 4. Check your counts against PyTorch (section 3)
+#
+# `torch.utils.flop_counter.FlopCounterMode` counts the FLOPs of every matmul PyTorch runs (2 per
+# multiply-accumulate, biases not included). Here it runs on a small real block. Attention is written as explicit
+# matmuls: on a CPU the counter counts **zero** for `F.scaled_dot_product_attention`.
+# The hidden tests run this kind of check, on other shapes, for every matmul and for the backward pass.
+
+# %%
+import math
+
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+B, S, d, h = 2, 128, 256, 4
+qkv, out_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"), nn.Linear(4 * d, d))
+ln_1, ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
+
+
+def block(x):  # (B, S, d)
+    q, k, v = qkv(ln_1(x)).split(d, dim=-1)
+    q, k, v = (t.view(B, S, h, d // h).transpose(1, 2) for t in (q, k, v))  # (B, h, S, d_head)
+    att = (q @ k.transpose(-2, -1) / math.sqrt(d // h)).softmax(-1)  # (B, h, S, S)
+    x = x + out_proj((att @ v).transpose(1, 2).reshape(B, S, d))
+    return x + mlp(ln_2(x))
+
+
+x = torch.randn(B, S, d, requires_grad=True)
+with FlopCounterMode(display=False) as counter:
+    y = block(x)
+forward = counter.get_total_flops()
+with FlopCounterMode(display=False) as counter:
+    y.sum().backward()
+backward = counter.get_total_flops()
+mine = flops.layer_matmul_flops(B=B, S=S, d=d, h=h)["total"], flops.layer_backward_flops(B=B, S=S, d=d, h=h)["total"]
+print(f"forward : torch {forward:,}  yours {mine[0]:,}")
+print(f"backward: torch {backward:,}  yours {mine[1]:,}")
+
+# %% [markdown] tags=["en"]
+# ## 5. Measure utilization on this CPU (section 5)
+#
+# Counting gives $O$; now measure $\eta$. `measure_peak_flop_per_s` times a large square matmul and keeps the
+# best rate: our stand-in for $R_\text{peak}$. `measure_matmul_throughput` times one linear layer $X W$ with
+# $X$ of shape $(b, d)$ for growing batch sizes $b$ and reports the FLOP rate and the utilization.
+#
+# Small batches spend most of their time on per-call overhead and on reading the weight matrix, so they reach a
+# small fraction of peak; utilization rises with the batch and levels off. (The grader checks this trend, and
+# that your times are real, not the absolute numbers, which depend on the machine.) This notebook runs PyTorch on
+# one thread, as the grader does (see the first code cell).
+
+# %%
+torch.set_num_threads(1)  # one core (see the first cell)
+peak = flops.measure_peak_flop_per_s()
+print(f"peak of a 512 x 512 matmul on one core: {peak / 1e9:.1f} GFLOP/s")
+
+batches = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+sweep = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9)
+for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilization"]):
+    print(f"batch {b:4d}: {rate / 1e9:6.1f} GFLOP/s, utilization {u:.2f}")
+
+plt.figure(figsize=(6, 3))
+plt.plot(sweep["batch_sizes"], sweep["utilization"], "o-")
+plt.xscale("log", base=2)
+plt.ylim(0, 1.1)
+plt.xlabel("batch size b  (X is b x 256, W is 256 x 256)")
+plt.ylabel("utilization (fraction of peak)")
+plt.title("One linear layer on one CPU core")
+plt.tight_layout()
+plt.show()
+
+# %%
+grader.check("throughput")
+
+# %% [markdown] tags=["en"]
+# ## 6. The iron law and MFU (section 2)
+#
+# `iron_law_time_s` is the law itself, in its general form $D/BW + O/(R_\text{peak}\,\eta) + \text{latency}$.
+# **Model FLOPs utilization** (MFU) is the useful rate ($6 \cdot P$ FLOPs per token) over the peak rate.
+# The chapter's example: a 7B model, 1024 tokens per step, 1.2 s per step on one A100 (312 TFLOP/s): MFU 0.115.
+# Production runs reach 30 to 50%.
+
+# %%
+mfu = costs.model_flops_utilization(n_params=7e9, tokens_per_step=1024, step_time_s=1.2,
+                                    peak_flop_per_s=312e12, n_devices=1)
+print(f"MFU of the 7B example: {mfu:.3f}")
+
+O = costs.training_flops(n_params=70e9, n_tokens=2e12)  # Llama 2 70B
+print(f"Llama 2 70B: {O:.2e} FLOPs")
+etas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+days = [costs.iron_law_time_s(flops=O, peak_flop_per_s=1024 * 989e12, efficiency=e) / 86400 for e in etas]
+plt.figure(figsize=(6, 3))
+plt.plot(etas, days, "o-")
+plt.xlabel("MFU")
+plt.ylabel("days on 1024 H100")
+plt.title("Training time of Llama 2 70B by the iron law")
+plt.tight_layout()
+plt.show()
+
+# %%
+grader.check("iron_law_mfu")
+
+# %% [markdown] tags=["en"]
+# ## 7. Rent or buy? (section 7)
+#
+# Llama 2 70B takes $6 \times 70\text{e}9 \times 2\text{e}12 = 8.4\text{e}23$ FLOPs. On 1024 H100s at MFU 0.5 that is
+# 19.2 days, or 471,857 GPU-hours: about \$1.42M to rent at \$3 per GPU-hour, against \$30.72M to buy the GPUs.
+# Buying pays off only after 21.7 such runs.
+#
+# Reality check: the Llama 2 paper reports 1,720,320 A100 GPU-hours for 70B. `implied_mfu` says what MFU that
+# means.
+
+# %%
+run = costs.rent_vs_buy(n_params=70e9, n_tokens=2e12, n_gpus=1024, peak_flop_per_s=989e12, mfu=0.5,
+                       rent_per_gpu_hour=3.0, gpu_price=30_000.0)
+for name, value in run.items():
+    print(f"{name:>15}: {value:,.4g}")
+print(f"implied MFU of the Llama 2 70B run: "
+      f"{costs.implied_mfu(n_params=70e9, n_tokens=2e12, gpu_hours=1_720_320, peak_flop_per_s=312e12):.3f}")
+
+runs = list(range(0, 41))
+plt.figure(figsize=(6, 3))
+plt.plot(runs, [n * run["rent_cost"] / 1e6 for n in runs], label="rent")
+plt.plot(runs, [run["buy_cost"] / 1e6 for n in runs], label="buy (GPUs only)")
+plt.axvline(run["breakeven_runs"], color="gray", ls="--", lw=1)
+plt.xlabel("number of training runs")
+plt.ylabel("cumulative cost ($M)")
+plt.title("Llama 2 70B on 1024 H100")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] tags=["en"]
+# ## 8. The energy bill (section 7)
+#
+# Energy is GPUs $\times$ hours $\times$ watts, plus the host machines, times the facility's PUE. The chapter's case:
+# a 7B model on $10^{12}$ tokens, 1024 A100s at MFU 0.5 take 73.0 h; 1024 GPUs at 400 W and 128 hosts at 200 W draw
+# 435.2 kW, for 31,784 kWh. Doubling the utilization halves the time, and so the energy.
+
+# %%
+case = dict(n_params=7e9, n_tokens=1e12, n_gpus=1024, peak_flop_per_s=312e12, gpu_watts=400.0,
+            n_hosts=128, host_watts=200.0, pue=1.0)
+for mfu in (0.3, 0.5, 0.6):
+    e = costs.training_energy(**case, mfu=mfu)
+    print(f"MFU {mfu:.1f}: {e['hours']:6.1f} h, {e['power_kw']:.1f} kW, {e['energy_kwh']:9,.0f} kWh")
+
+# %%
+mfus = [0.2, 0.3, 0.4, 0.5, 0.6]
+plt.figure(figsize=(6, 3))
+plt.plot(mfus, [costs.training_energy(**case, mfu=m)["energy_kwh"] / 1e3 for m in mfus], "o-")
+plt.xlabel("MFU")
+plt.ylabel("energy (MWh)")
+plt.title("7B on 1e12 tokens, 1024 A100 + 128 hosts")
+plt.tight_layout()
+plt.show()
+
+# %%
+grader.check("rent_and_energy")
+
+# %% [markdown] tags=["en"]
+# ## How to check and submit
+#
+# Run the public tests on your files from a terminal, in the lab bundle's root folder:
+#
+# ```
+# autograder check lab1
+# ```
+#
+# They compare a few of your results with stored answers. At grading, **hidden tests** run as well: on other shapes
+# and inputs, against the reference solution, against PyTorch's `FlopCounterMode`, and on your real timings
+# (measured from outside your code).
+#
+# In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
+#
+# Build the zip to upload with
+#
+# ```
+# autograder submit lab1
+# ```
+#
+# It holds `flops.py` and `costs.py` (with their hashes), nothing else.

@@ -1,0 +1,279 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] tags=["en"]
+# # Lab 2: optimizers and batch (sổ tay thực hành)
+#
+# *Machine Learning Systems*, Vol. I, Ch. 8 "Model Training" (huấn luyện mô hình), sections 3, 4, 6 and 8.
+#
+# In this lab you write the pieces of a training step that sit *after* the backward pass:
+#
+# 1. the **update rules** of SGD, momentum (động lượng), RMSprop and Adam, in NumPy, with the optimizer state (trạng thái) passed in and out explicitly;
+# 2. their **trajectories** (quỹ đạo) on a 2-D loss surface (mặt mất mát);
+# 3. the **memory of optimizer state**: the 1×/2×/2×/3× rule, checked on real `torch.optim` optimizers;
+# 4. **gradient noise** (nhiễu gradient): why the mini-batch gradient's noise falls as 1/√B;
+# 5. **GPT-2 XL's learning-rate schedule** (lịch tốc độ học) and gradient clipping;
+# 6. **gradient accumulation** (tích luỹ gradient), and the two bugs the chapter warns about.
+#
+# You edit `optimizers.py` and `accumulation.py`; their docstrings are the contract (every convention the grader uses is written there). `lab2_models.py` is given: a tiny seeded classifier and its data. The whole notebook runs on a CPU in well under a minute.
+
+# %% [markdown] tags=["en"]
+# ### Setup, and checking as you go
+#
+# The next cell finds this lab's files (also when the notebook was opened somewhere else, e.g. on Colab) and starts
+# [otter-grader](https://otter-grader.readthedocs.io)'s checker. After each exercise a cell `grader.check("...")`
+# runs that question's **public tests** on your files in this folder and shows what failed: the same tests as
+# `autograder check lab2`, one question at a time.
+
+# %%
+# Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
+import os, sys
+
+LAB, MODULE = "lab2_optimizers", "optimizers"
+try:
+    import autograder.notebook
+except ImportError:  # the bundle is not installed: use one named by $IRONLAW_ROOT, or one around this notebook
+    sys.path[:0] = [os.path.abspath(p) for p in (os.environ.get("IRONLAW_ROOT"), "../..", "iron-law-labs", "../iron-law-labs")
+                    if p and os.path.isdir(os.path.join(p, "autograder"))]
+try:
+    import otter
+    from autograder.notebook import locate_bundle
+except ImportError as exc:
+    raise ImportError(f"{exc.name} is missing: install the lab bundle first (see its README), e.g. "
+                      "pip install -c iron-law-labs/requirements.lock -e iron-law-labs") from None
+locate_bundle(LAB, MODULE)  # goes to the lab's folder if this notebook was opened elsewhere
+grader = otter.Notebook(tests_dir="otter_tests")
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+import torch
+
+torch.set_num_threads(1)  # the models here are tiny: one thread is faster than two
+
+import lab2_models
+import optimizers
+import accumulation
+
+# %% [markdown] tags=["en"]
+# ## 1. Update rules (bộ tối ưu), section 3
+#
+# With gradient $g_t$ (plus weight decay $\lambda\theta$ when asked for), PyTorch's rules are
+#
+# | rule | state | update |
+# |---|---|---|
+# | SGD | none | $\theta \leftarrow \theta - \eta g$ |
+# | momentum | $b$ (starts **at the first gradient**) | $b \leftarrow \mu b + g,\ \theta \leftarrow \theta - \eta b$ |
+# | RMSprop | $s$ (starts at 0) | $s \leftarrow \alpha s + (1-\alpha) g^2,\ \theta \leftarrow \theta - \eta\, g / (\sqrt{s} + \epsilon)$ |
+# | Adam | $m, v$, step $t$ | $\hat m = m/(1-\beta_1^t),\ \hat v = v/(1-\beta_2^t),\ \theta \leftarrow \theta - \eta\, \hat m / (\sqrt{\hat v} + \epsilon)$ |
+#
+# Implement `sgd_step`, `rmsprop_step` and `adam_step`. The cell below replays the same 50 gradients through your Adam and through `torch.optim.Adam`; the grader does the same for every rule, over many steps, to about 1e-6.
+
+# %%
+rng = np.random.default_rng(0)
+theta0 = rng.normal(size=(4, 3))
+grads = [rng.normal(size=(4, 3)) for _ in range(50)]
+
+theta, state = theta0, {}
+for g in grads:
+    theta, state = optimizers.adam_step(params=theta, grads=g, state=state, lr=1e-2)
+
+p = torch.tensor(theta0, requires_grad=True)
+opt = torch.optim.Adam([p], lr=1e-2)
+for g in grads:
+    p.grad = torch.tensor(g)
+    opt.step()
+
+print("state keys:", sorted(state), " step:", state["step"])
+print("max |yours - torch.optim| after 50 steps:", np.abs(theta - p.detach().numpy()).max())
+
+# %%
+grader.check("update_rules")
+
+# %% [markdown] tags=["en"]
+# ## 2. Trajectories on a loss surface (quỹ đạo trên mặt mất mát), section 3
+#
+# Two named surfaces (given by name, the formulas are in `loss_surface`'s docstring):
+#
+# * `"quadratic"`: $f = \tfrac12 x^2 + 10 y^2$, curvatures 1 and 20: an ill-conditioned bowl. The step size is limited by the steep direction ($\eta < 2/20$), so progress along the flat one is slow.
+# * `"rosenbrock"`: $f = (1-x)^2 + 100(y-x^2)^2$, a narrow curved valley with its minimum at (1, 1).
+#
+# Implement `loss_surface` and `trajectory`, then compare the four optimizers.
+
+# %%
+runs = {
+    "quadratic": ((-2.0, 1.0), 50, (0.0, 0.0), {"sgd": {"lr": 0.09}, "momentum": {"lr": 0.02}, "rmsprop": {"lr": 0.05}, "adam": {"lr": 0.1}}),
+    "rosenbrock": ((-1.5, 2.0), 1000, (1.0, 1.0), {"sgd": {"lr": 1e-3}, "momentum": {"lr": 2e-4}, "rmsprop": {"lr": 3e-3}, "adam": {"lr": 0.02}}),
+}
+fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+for col, (surface, (start, steps, minimum, settings)) in enumerate(runs.items()):
+    ax, ax_loss = axes[0, col], axes[1, col]
+    X, Y = np.meshgrid(np.linspace(-2.2, 2.2, 200), np.linspace(-1.2, 2.5, 200))
+    Z, _ = optimizers.loss_surface(surface=surface, xy=np.stack([X, Y], axis=-1))
+    ax.contour(X, Y, np.log1p(Z), levels=25, cmap="Greys", linewidths=0.6)
+    for name, hparams in settings.items():
+        path = optimizers.trajectory(surface=surface, optimizer=name, start=start, steps=steps, hparams=hparams)
+        loss, _ = optimizers.loss_surface(surface=surface, xy=path)  # (steps + 1,)
+        ax.plot(path[:, 0], path[:, 1], ".-", ms=2, lw=1, alpha=0.8, label=f"{name} {hparams}")
+        ax_loss.semilogy(loss, label=name)
+    ax.plot(*start, "ko"); ax.plot(*minimum, "k*", ms=12)
+    ax.set_title(f"{surface}: {steps} steps from {start}"); ax.legend(fontsize=7)
+    ax_loss.set_xlabel("step"); ax_loss.set_ylabel("loss"); ax_loss.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] tags=["en"]
+# Things to notice: on the quadratic, SGD zig-zags across the steep direction (its step size is capped by the curvature 20); momentum gathers speed but overshoots and circles in; RMSprop and Adam divide each coordinate by its own gradient scale, so both directions shrink at a similar rate. On Rosenbrock every method finds the valley quickly and then crawls along its floor toward (1, 1); the loss curves show who crawls fastest. Try other learning rates: where does SGD diverge on the quadratic?
+
+# %%
+grader.check("trajectories")
+
+# %% [markdown] tags=["en"]
+# ## 3. Optimizer state (trạng thái) and its memory, section 3
+#
+# Per parameter, SGD keeps nothing extra, momentum one buffer, RMSprop one square average, Adam two moments. Counting parameters plus state: **1×, 2×, 2×, 3×** the parameter memory. For 100M parameters in FP32, Adam's state alone is 800 MB. The work per parameter per step grows the same way: about 2, 3, 4 and 5 operations.
+#
+# Implement `optimizer_memory` (the rule) and `optimizer_state_footprint`, which builds a real `torch.optim` optimizer, takes one step, and counts what it actually keeps.
+
+# %%
+for name in optimizers.OPTIMIZERS:
+    rule = optimizers.optimizer_memory(num_params=100_000_000, optimizer=name, bytes_per_value=4)
+    real = optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer=name, hparams={})
+    print(f"{name:9s} rule: state {rule['state_bytes'] / 1e6:6.0f} MB for 100M FP32 params, {rule['multiple']}x"
+          f"   | torch keeps {real['state_keys']}: {real['multiple']:.0f}x")
+amsgrad = optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer="adam", hparams={"amsgrad": True})
+print("adam with amsgrad keeps", amsgrad["state_keys"], f"-> {amsgrad['multiple']:.0f}x")
+
+# %%
+names = list(optimizers.OPTIMIZERS)
+rule = [optimizers.optimizer_memory(num_params=100, optimizer=n, bytes_per_value=4)["multiple"] for n in names]
+real = [optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer=n, hparams={})["multiple"]
+        for n in names]
+x = np.arange(len(names))
+plt.figure(figsize=(5, 3))
+plt.bar(x - 0.2, rule, 0.4, label="the rule")
+plt.bar(x + 0.2, real, 0.4, label="what torch.optim keeps")
+plt.xticks(x, names); plt.ylabel("memory / parameter memory"); plt.legend(); plt.show()
+
+# %%
+grader.check("optimizer_state")
+
+# %% [markdown] tags=["en"]
+# ## 4. Gradient noise (nhiễu gradient), section 3
+#
+# The mini-batch gradient is a mean of B per-example gradients, so its standard deviation falls as $\sigma/\sqrt{B}$: on a log-log plot, a line of slope −0.5. Implement `gradient_noise` exactly as its docstring describes (the grader replays it), then fit the slope.
+
+# %%
+batch_sizes = [1, 2, 4, 8, 16, 32, 64, 128]
+noise = optimizers.gradient_noise(config=optimizers.NOISE_CONFIG, batch_sizes=batch_sizes, trials=50, pool_size=512, seed=0)
+B = np.array(batch_sizes)
+plt.figure(figsize=(5, 4))
+plt.loglog(B, noise["std"], "o", label="measured std of the mini-batch gradient")
+plt.loglog(B, np.exp(noise["intercept"]) * B ** noise["slope"], "-", label=f"fit: slope {noise['slope']:.3f}")
+plt.loglog(B, noise["std"][0] / np.sqrt(B), ":", label="1/sqrt(B)")
+plt.xlabel("batch size B"); plt.ylabel("gradient noise (std)"); plt.legend(); plt.show()
+
+# %% [markdown] tags=["en"]
+# Quadrupling the batch only halves the noise; this diminishing return is one reason large-batch training needs a retuned learning rate.
+
+# %%
+grader.check("gradient_noise")
+
+# %% [markdown] tags=["en"]
+# ## 5. GPT-2 XL's learning-rate schedule (lịch tốc độ học), section 4
+#
+# GPT-2 XL trains with Adam, β = (0.9, 0.999), weight decay 0.01 and gradient clipping at global norm 1.0. The learning rate warms up linearly from 0 to 2.5e-4 over 500 steps, then follows a cosine down to a floor (0 by default; the chapter does not state it) at step 50,000. Implement `lr_schedule` and `clip_grad_norm`.
+
+# %%
+print(optimizers.GPT2_XL)
+steps = np.arange(0, 55_001, 50)
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.5))
+for ax, last in zip(axes, (55_000, 1_000)):
+    s = steps[steps <= last]
+    ax.plot(s, optimizers.lr_schedule(steps=s), label="floor 0")
+    ax.plot(s, optimizers.lr_schedule(steps=s, min_lr=2.5e-5), "--", label="floor 2.5e-5")
+    ax.set_xlabel("step"); ax.set_ylabel("learning rate"); ax.legend()
+axes[0].set_title("the whole run"); axes[1].set_title("the warmup")
+plt.show()
+print("key points:", optimizers.lr_schedule(steps=[0, 250, 500, 25_250, 50_000, 60_000]))
+clipped = optimizers.clip_grad_norm(grads=[np.array([3.0, 4.0])], max_norm=1.0)
+print("clip [3, 4] to norm 1:", clipped["grads"][0], " norm before:", clipped["total_norm"])
+
+# %%
+grader.check("schedule")
+
+# %% [markdown] tags=["en"]
+# ## 6. Gradient accumulation (tích luỹ gradient), sections 6 and 8
+#
+# When a batch of B examples does not fit, run k micro-batches of b examples, calling `backward()` on each so the gradients add up in `.grad`, then step once. GPT-2's setup: micro-batch 16 × 4 accumulation steps × 8 GPUs = an effective batch of 512.
+#
+# For the sum to be the big-batch gradient, each micro-batch's mean loss must be scaled by $b_j/B$ (= 1/k for equal micro-batches):
+# $$\nabla L = \frac1k \sum_j \frac1b \sum_{i \in j} \nabla \ell_i.$$
+#
+# Time: the chapter writes the time per update as $k\,T_\text{micro} + (k-1)\,T_\text{sync}$. In data-parallel training every `backward()` all-reduces the gradients; the $k-1$ synchronizations of the intermediate micro-batches are wasted work, and wrapping those backwards in `no_sync()` removes them, leaving a single sync per update.
+#
+# The chapter names two bugs, and the hidden tests check for both:
+#
+# * **(A)** summing the micro-batch gradients without dividing by k: the gradient is k× too large;
+# * **(B)** a misplaced `zero_grad()`: the previous step's gradient leaks into the next.
+#
+# A third pitfall: with a short last micro-batch, averaging the per-micro-batch means with weight 1/k is not the mean over examples.
+#
+# Implement `split_batch` and `accumulate_and_step`, then compare with the big-batch gradient.
+
+# %%
+print("GPT-2 effective batch:", 16 * 4 * 8)
+config = {**lab2_models.DEFAULT_CONFIG, "dtype": "float64"}
+init = lab2_models.build_model(config).state_dict()
+batches = [lab2_models.make_batch(config, n=12, seed=t) for t in range(3)]
+
+def big_batch_gradient(state_dict, batch):
+    model = lab2_models.build_model(config)
+    model.load_state_dict(state_dict)
+    lab2_models.loss_fn(model, batch).backward()
+    return model.fc1.weight.grad
+
+for b in (12, 4, 3, 5):  # k = 1, 3, 4, and 3 with a short last micro-batch (5, 5, 2)
+    out = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches[:1], micro_batch_size=b, lr=0.5)
+    err = (out["grads"][0]["fc1.weight"] - big_batch_gradient(init, batches[0])).abs().max().item()
+    print(f"micro-batch {b:2d}: max |accumulated - big-batch| gradient of fc1.weight = {err:.1e}")
+
+# %%
+# Train 3 steps with accumulation (micro-batch 4, k = 3) and without it (micro-batch 12, k = 1): the parameters must agree.
+acc = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=4, lr=0.5)
+big = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=12, lr=0.5)
+for name in acc["params"]:
+    print(f"{name:10s} max |difference| after 3 steps: {(acc['params'][name] - big['params'][name]).abs().max().item():.1e}")
+
+# The symptom the grader looks for: |accumulated gradient| / |big-batch gradient| at every step.
+# Correct code sits at 1.0 for every k; bug (A) would sit at k, bug (B) would leave step 1 and drift after it.
+plt.figure(figsize=(5, 3))
+for b in (1, 2, 3, 4, 6):
+    run = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=b, lr=0.5)
+    ratios = [(g["fc1.weight"].norm() / G["fc1.weight"].norm()).item() for g, G in zip(run["grads"], big["grads"])]
+    plt.plot([1, 2, 3], ratios, "o-", label=f"k = {12 // b}")
+plt.ylim(0, 2); plt.xlabel("optimizer step"); plt.ylabel("|accumulated| / |big-batch|"); plt.legend(fontsize=7); plt.show()
+
+# %%
+grader.check("accumulation")
+
+# %%
+grader.check("accumulation_uneven")
+
+# %% [markdown] tags=["en"]
+# ## How to check and submit
+#
+# * Run the public tests on your working copy: `autograder check lab2` (a per-question table with hints; a few seconds). In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
+# * The public tests compare with stored snapshots on fixed inputs. **Hidden tests run at grading**: they replay your update rules against `torch.optim` over many steps, check your trajectories, state counts, noise slope and schedule on fresh seeded inputs, and check gradient accumulation for the k× and stale-gradient bugs and for a short last micro-batch.
+# * Build the file to upload with `autograder submit lab2`; it holds only `optimizers.py` and `accumulation.py`.

@@ -1,0 +1,312 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] tags=["en"]
+# # Lab 3: Training memory (bộ nhớ huấn luyện)
+#
+# *Machine Learning Systems*, Vol. I, Ch. 8 "Model Training". This notebook (sổ tay thực hành) runs on a CPU in under a minute.
+#
+# Training memory has **four terms (bốn số hạng)**:
+#
+# $$\text{memory} = \text{weights} + \text{gradients} + \text{optimizer state} + \text{activations}$$
+#
+# You will:
+# 1. measure the four terms on a real (tiny) PyTorch model, and count activations with two kinds of hooks;
+# 2. derive the **16 bytes per parameter** of mixed-precision Adam (112 GB at 7B parameters);
+# 3. use the per-layer activation formula $s\,b\,h\,(34 + 5\,a\,s/h)$;
+# 4. read FP32 / FP16 / BF16 from `torch.finfo`, watch gradients underflow in FP16 and loss scaling bring them back;
+# 5. measure activation checkpointing (lưu điểm) with `torch.utils.checkpoint`;
+# 6. fit GPT-2 XL on a 32 GiB V100.
+#
+# Your code goes in **`memory.py`**; each function's docstring is the contract (units, what to count, return keys).
+# `lab3_models.py` is shipped: it builds the small seeded models from a plain config dict. **GB means 10⁹ bytes** throughout; a V100's 32 GiB is 34.4 GB.
+
+# %% [markdown] tags=["en"]
+# ### Setup, and checking as you go
+#
+# The next cell finds this lab's files (also when the notebook was opened somewhere else, e.g. on Colab) and starts
+# [otter-grader](https://otter-grader.readthedocs.io)'s checker. After each exercise a cell `grader.check("...")`
+# runs that question's **public tests** on your files in this folder and shows what failed: the same tests as
+# `autograder check lab3`, one question at a time.
+
+# %%
+# Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
+import os, sys
+
+LAB, MODULE = "lab3_memory", "memory"
+try:
+    import autograder.notebook
+except ImportError:  # the bundle is not installed: use one named by $IRONLAW_ROOT, or one around this notebook
+    sys.path[:0] = [os.path.abspath(p) for p in (os.environ.get("IRONLAW_ROOT"), "../..", "iron-law-labs", "../iron-law-labs")
+                    if p and os.path.isdir(os.path.join(p, "autograder"))]
+try:
+    import otter
+    from autograder.notebook import locate_bundle
+except ImportError as exc:
+    raise ImportError(f"{exc.name} is missing: install the lab bundle first (see its README), e.g. "
+                      "pip install -c iron-law-labs/requirements.lock -e iron-law-labs") from None
+locate_bundle(LAB, MODULE)  # goes to the lab's folder if this notebook was opened elsewhere
+grader = otter.Notebook(tests_dir="otter_tests")
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import lab3_models
+import memory
+
+GB = 1e9
+print(lab3_models.GPT_DEFAULTS)
+
+# %% [markdown] tags=["en"]
+# ## 1. The four terms, measured
+#
+# `measure_four_terms` builds the model from a config, runs one forward pass to the loss, one backward and one optimizer step, and reports bytes:
+#
+# * **weights**: every parameter once (the tiny GPT ties its LM head to the token embedding, as GPT-2 does: one tensor, counted once);
+# * **gradients**: every `p.grad` after backward (frozen parameters have none);
+# * **optimizer state**: what `torch.optim` keeps after one step (Adam: m and v; the scalar `step` counter is left out);
+# * **activations**: what autograd saved for backward during the forward pass, counted with `torch.autograd.graph.saved_tensors_hooks`.
+
+# %%
+adam = {"name": "adam", "lr": 1e-3}
+terms = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer=adam)
+for k, v in terms.items():
+    print(f"{k:>16}: {v / 1024:8.1f} KiB")
+
+for name in ("sgd", "momentum", "adam"):
+    t = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer={"name": name, "lr": 1e-3})
+    print(f"{name:>8}: optimizer state = {t['optimizer_state'] / t['weights']:.0f} x weights")
+
+# %% [markdown] tags=["en"]
+# A stacked bar of the four terms for tiny GPTs of growing width. Weights, gradients and Adam state grow with the parameter count (×1, ×1, ×2); activations grow with batch × sequence × width, and the attention part with the sequence squared.
+
+# %%
+widths = [16, 32, 64, 128]
+parts = ["weights", "gradients", "optimizer_state", "activations"]
+rows = [memory.measure_four_terms(config={"kind": "gpt", "d_model": d}, batch_size=8, optimizer=adam) for d in widths]
+
+fig, ax = plt.subplots(figsize=(7, 4))
+bottom = np.zeros(len(widths))
+for p in parts:
+    vals = np.array([r[p] for r in rows]) / 2**20
+    ax.bar([f"d={d}" for d in widths], vals, bottom=bottom, label=p)
+    bottom += vals
+ax.set_ylabel("MiB (FP32, Adam, B=8, S=16)")
+ax.set_title("The four terms, measured on tiny GPTs")
+ax.legend()
+plt.show()
+
+# %%
+grader.check("four_terms")
+
+# %% [markdown] tags=["en"]
+# ### Two ways to count activations
+#
+# * `saved_tensors_hooks(pack, unpack)` sees **exactly** the tensors autograd keeps for backward: layer inputs, the softmax output, GELU inputs, the loss's log-probabilities, index tensors and masks. Parameters are saved too (a `Linear` needs its weight to compute the input gradient) but they are weights, not activations, so they are left out; several saves can share one storage (a view, or one tensor saved by two ops), and that memory is held only once.
+# * Forward hooks on the leaf modules see **module outputs**. They miss what is saved *inside* functional code (the attention scores and softmax of the attention layer, the loss), and they count outputs that nobody saves.
+
+# %%
+counts = memory.activation_hook_counts(config={"kind": "gpt"}, batch_size=4)
+for k, v in counts.items():
+    print(f"{k:>20}: {v}")
+print(f"module outputs / saved tensors = {counts['module_output_bytes'] / counts['saved_bytes']:.2f}")
+
+# %%
+grader.check("activation_hooks")
+
+# %% [markdown] tags=["en"]
+# ## 2. Sixteen bytes per parameter
+#
+# Mixed-precision Adam keeps, per parameter: FP16 weights (2) + FP16 gradients (2) + an FP32 master copy (4) + Adam m (4) + Adam v (4) = **16 bytes**. All-FP32 Adam is 4 + 4 + 8 = 16 too. (Megatron-LM keeps FP32 gradients: 18. Dropping the master copy gives 12, and loses small updates, as Part 4 shows.) Activations are not in the 16: they depend on the batch.
+
+# %%
+for scheme in ("mixed_adam", "fp32_adam", "mixed_adam_fp32_grads"):
+    print(f"{scheme:>22}:", memory.bytes_per_parameter(scheme=scheme))
+
+for P in (7e9, 20e9, 175e9):
+    b = memory.model_state_bytes(n_params=int(P), scheme="mixed_adam")
+    print(f"{P / 1e9:5.0f}B parameters -> {b / GB:7.0f} GB")
+
+# %%
+grader.check("bytes_per_param")
+
+# %% [markdown] tags=["en"]
+# ## 3. Activations per transformer layer (giá trị kích hoạt)
+#
+# Korthikanti et al. count, per layer in FP16 bytes: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
+# The 5 is the attention score matrix (ma trận điểm attention): 2 bytes for the $QK^T$ scores, 2 for the softmax output, 1 for the dropout mask, each $b \times a \times s \times s$.
+# **Selective recomputation** re-derives those and keeps $34\,sbh$; **full recomputation** keeps only the layer input, $2\,sbh$.
+
+# %%
+xl = dict(s=1024, b=8, h=1600, a=25)  # GPT-2 XL, micro-batch 8
+print({k: f"{v / GB:.3f} GB" for k, v in memory.attention_score_bytes(s=1024, b=8, a=25).items()})
+for mode in ("none", "selective", "full"):
+    one = memory.activation_bytes(**xl, n_layers=1, recompute=mode)
+    all48 = memory.activation_bytes(**xl, n_layers=48, recompute=mode)
+    print(f"{mode:>9}: {one / GB:6.3f} GB per layer, {all48 / GB:6.1f} GB for 48 layers")
+
+# %%
+seqs = [256, 512, 1024, 2048, 4096]
+linear = [memory.activation_bytes(s=s, b=8, h=1600, a=25, recompute="selective") / GB for s in seqs]
+total = [memory.activation_bytes(s=s, b=8, h=1600, a=25) / GB for s in seqs]
+fig, ax = plt.subplots(figsize=(7, 4))
+ax.bar([str(s) for s in seqs], linear, label="34·s·b·h (linear in s)")
+ax.bar([str(s) for s in seqs], np.subtract(total, linear), bottom=linear, label="5·a·s²·b (attention, quadratic)")
+ax.set_xlabel("sequence length s"); ax.set_ylabel("GB per layer (GPT-2 XL, b=8)")
+ax.legend(); plt.show()
+
+# %% [markdown] tags=["en"]
+# The same four terms at real scale: GPT-2 small, medium, large and XL with mixed-precision Adam, micro-batch 8, sequence 1024. Weights are 2 bytes/parameter, gradients 2, optimizer state (master + m + v) 12.
+
+# %%
+gpt2 = {  # name: (parameters, layers, d_model, heads)
+    "small": (124e6, 12, 768, 12), "medium": (355e6, 24, 1024, 16),
+    "large": (774e6, 36, 1280, 20), "XL": (1.5e9, 48, 1600, 25)}
+bpp = memory.bytes_per_parameter(scheme="mixed_adam")
+stack = {"weights": [], "gradients": [], "optimizer state": [], "activations": []}
+for P, L, h, a in gpt2.values():
+    stack["weights"].append(P * bpp["weights"] / GB)
+    stack["gradients"].append(P * bpp["gradients"] / GB)
+    stack["optimizer state"].append(P * (bpp["master"] + bpp["adam_m"] + bpp["adam_v"]) / GB)
+    stack["activations"].append(memory.activation_bytes(s=1024, b=8, h=h, a=a, n_layers=L) / GB)
+fig, ax = plt.subplots(figsize=(7, 4))
+bottom = np.zeros(len(gpt2))
+for name, vals in stack.items():
+    ax.bar(list(gpt2), vals, bottom=bottom, label=name)
+    bottom += np.array(vals)
+ax.set_ylabel("GB"); ax.set_title("Four terms of GPT-2 training memory (b=8, s=1024)")
+ax.legend(); plt.show()
+
+# %%
+grader.check("activation_formula")
+
+# %% [markdown] tags=["en"]
+# ## 4. Number formats: FP32, FP16, BF16
+#
+# FP16 has 5 exponent bits: its largest value is 65504, normal numbers stop at 6.1e-5, and anything below half the smallest subnormal (6e-8 / 2) rounds to 0. BF16 keeps FP32's 8 exponent bits (same range) but only 7 mantissa bits (eps 7.8e-3).
+
+# %%
+ranges = memory.format_ranges()
+print(f"{'':>9} {'max':>10} {'min normal':>11} {'min subnormal':>14} {'eps':>9}  bits(e,m)")
+for name, r in ranges.items():
+    print(f"{name:>9} {r['max']:10.3g} {r['min_normal']:11.3g} {r['min_subnormal']:14.3g} {r['eps']:9.3g}  "
+          f"({r['exponent_bits']}, {r['mantissa_bits']})")
+
+# %% [markdown] tags=["en"]
+# Real gradients of a deep MLP with small initial weights shrink layer by layer. Cast to FP16, many of them flush to zero. **Loss scaling** multiplies the loss (and so every gradient) by $2^k$ before backward, which lifts them back into FP16's range; too large a scale overflows to inf instead.
+
+# %%
+mlp = {"kind": "mlp"}
+scales = [2.0**k for k in (0, 4, 8, 12, 15, 20, 24)]
+res = [memory.fp16_gradient_underflow(config=mlp, batch_size=32, loss_scale=s) for s in scales]
+for s, r in zip(scales, res):
+    print(f"scale 2^{int(math.log2(s)):<2}: {r['underflow_fraction']:6.1%} underflow, {r['n_overflow']} overflow")
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+ax1.plot([math.log2(s) for s in scales], [r["underflow_fraction"] for r in res], "o-")
+ax1.set_xlabel("log2(loss scale)"); ax1.set_ylabel("fraction of gradients lost in FP16")
+ax1b = ax1.twinx()
+ax1b.plot([math.log2(s) for s in scales], [r["n_overflow"] for r in res], "rs--")
+ax1b.set_ylabel("gradients overflowing to inf", color="r")
+by = res[0]["underflow_by_parameter"]
+ax2.barh(list(by), list(by.values()))
+ax2.invert_yaxis(); ax2.set_xlabel("fraction lost, loss scale 1")
+plt.tight_layout(); plt.show()
+
+# %% [markdown] tags=["en"]
+# Why master weights stay FP32: an Adam-sized update, lr × grad = 2.5e-4 × 1e-2, added to a weight near 1 is smaller than half of FP16's spacing there (≈ 4.9e-4), so the sum rounds back to the old weight.
+
+# %%
+rng = np.random.default_rng(0)
+w = rng.normal(0, 0.02, 10_000).astype(np.float32)
+u = (2.5e-4 * rng.normal(0, 1e-2, 10_000)).astype(np.float32)
+print("w ~ N(0, 0.02):", memory.lost_updates(weights=w, updates=u))
+print("w = 1         :", memory.lost_updates(weights=np.ones(4, np.float32), updates=np.full(4, 2.5e-6, np.float32)))
+
+# %%
+grader.check("number_formats")
+
+# %% [markdown] tags=["en"]
+# ## 5. Checkpointing (lưu điểm) and recompute (tính lại)
+#
+# Keeping $k$ checkpoints among $N$ layers stores about $k + N/k$ layer-activations, for roughly one extra forward pass (+33% compute). The best $k$ is near $\sqrt N$: 48 layers with 7 checkpoints keep 13.9 units, a 71% saving.
+
+# %%
+N = 48
+ks = np.arange(1, N + 1)
+units = [memory.checkpoint_units(n_layers=N, n_checkpoints=int(k))["units"] for k in ks]
+best = memory.best_checkpoint_count(n_layers=N)
+print(memory.checkpoint_units(n_layers=N, n_checkpoints=best), "best k =", best)
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.plot(ks, units); ax.axhline(N, ls=":", c="gray", label="no checkpointing")
+ax.plot([best], [units[best - 1]], "ro", label=f"k={best}")
+ax.set_xlabel("checkpoints k"); ax.set_ylabel("layer-activations kept"); ax.legend(); plt.show()
+
+# %% [markdown] tags=["en"]
+# Now for real, with `torch.utils.checkpoint` on a 4-block tiny GPT. Each segment of blocks keeps only its input; in backward its forward runs again. A forward **pre**-hook counts the re-runs (non-reentrant checkpointing stops a recompute as soon as it has rebuilt what backward needs, so the forward may never return).
+
+# %%
+cfg = {"kind": "gpt", "n_layers": 4, "d_model": 64}
+segs = [0, 1, 2, 4]
+ck = {k: memory.measure_checkpointing(config=cfg, batch_size=8, segment_size=k) for k in segs}
+for k, r in ck.items():
+    print(f"segment_size={k}: saved {r['saved_bytes'] / 1024:7.1f} KiB, forward calls {r['forward_calls']}, "
+          f"loss {r['loss']:.4f}, grad norm {r['grad_norm']:.6f}")
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.bar([("none" if k == 0 else f"every {k}") for k in segs], [ck[k]["saved_bytes"] / 1024 for k in segs])
+ax.set_xlabel("checkpoint segments"); ax.set_ylabel("saved activations (KiB)"); plt.show()
+
+# %%
+grader.check("checkpointing")
+
+# %% [markdown] tags=["en"]
+# ## 6. GPT-2 XL on a V100
+#
+# GPT-2 XL (1.5e9 parameters, 48 layers) with micro-batch 4 and sequence 1024 on a 32 GiB = 34.4 GB V100:
+#
+# | Step | Memory | Fits? |
+# |---|---|---|
+# | FP32 baseline | 95.7 GB | no |
+# | mixed precision | 59.9 GB | no |
+# | + checkpoint every 4 layers | 33.0 GB | yes |
+
+# %%
+V100 = 32 * 2**30
+walk = memory.v100_walkthrough(n_params=1_500_000_000, n_layers=48, s=1024, b=4, h=1600, a=25,
+                               checkpoint_every=4, capacity_bytes=V100)
+steps = ["fp32_baseline", "mixed_precision", "checkpointed"]
+for s in steps:
+    print(f"{s:>16}: {walk[s] / GB:5.1f} GB  fits: {walk['fits'][s]}")
+
+state = [memory.model_state_bytes(n_params=1_500_000_000, scheme=sc) / GB
+         for sc in ("fp32_adam", "mixed_adam", "mixed_adam")]
+acts = [walk[s] / GB - m for s, m in zip(steps, state)]
+fig, ax = plt.subplots(figsize=(7, 4))
+ax.bar(steps, state, label="weights + gradients + optimizer state")
+ax.bar(steps, acts, bottom=state, label="activations")
+ax.axhline(V100 / GB, c="r", ls="--", label="V100 32 GiB = 34.4 GB")
+ax.set_ylabel("GB"); ax.set_title("GPT-2 XL, B=4, S=1024"); ax.legend(); plt.show()
+
+# %%
+grader.check("v100")
+
+# %% [markdown] tags=["en"]
+# ## How to check and submit
+#
+# * Check your work: in a terminal, run `autograder check lab3`. It runs the public tests against your `memory.py` and prints points per question with hints. In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
+# * The public tests are only a sample: more **hidden tests** run at grading, on other models, optimizers, batch sizes and shapes, and they compare with PyTorch itself (saved-tensor hooks, `torch.optim`, `torch.utils.checkpoint`). Follow the docstrings exactly.
+# * Submit: `autograder submit lab3` builds the zip to upload (it holds `memory.py` only; `lab3_models.py` is supplied by the grader).

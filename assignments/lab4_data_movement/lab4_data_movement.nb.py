@@ -1,0 +1,271 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] tags=["en"]
+# # Lab 4: data movement
+#
+# *Machine Learning Systems*, Vol. I, Chapter 8 (Model Training), sections 3–8.
+#
+# A GPU only trains as fast as data reaches it. In this lab you follow the data:
+#
+# 1. **The slowest stage wins**: rates, utilization, and what overlapping the stages buys (`pipeline.py`).
+# 2. **Prefetching** with a background thread and a bounded queue, and where the GIL stops it (`pipeline.py`).
+# 3. **Tiled attention** with an online softmax: exact, without ever holding the S×S score matrix (`attention.py`).
+# 4. **Ring AllReduce**, simulated: the sum on every rank for 2(N−1)/N × M bytes per rank (`allreduce.py`).
+# 5. **The network wall**: 7B FP16 gradients on 8 GPUs, Ethernet against NVLink (`allreduce.py`).
+#
+# Fill in the functions in the three `.py` files next to this notebook; each cell below calls them. The docstrings are the contract: they fix every unit and convention the grader relies on. Re-run the import cell after editing a file.
+
+# %% [markdown] tags=["en"]
+# ### Setup, and checking as you go
+#
+# The next cell finds this lab's files (also when the notebook was opened somewhere else, e.g. on Colab) and starts
+# [otter-grader](https://otter-grader.readthedocs.io)'s checker. After each exercise a cell `grader.check("...")`
+# runs that question's **public tests** on your files in this folder and shows what failed: the same tests as
+# `autograder check lab4`, one question at a time.
+
+# %%
+# Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
+import os, sys
+
+LAB, MODULE = "lab4_data_movement", "pipeline"
+try:
+    import autograder.notebook
+except ImportError:  # the bundle is not installed: use one named by $IRONLAW_ROOT, or one around this notebook
+    sys.path[:0] = [os.path.abspath(p) for p in (os.environ.get("IRONLAW_ROOT"), "../..", "iron-law-labs", "../iron-law-labs")
+                    if p and os.path.isdir(os.path.join(p, "autograder"))]
+try:
+    import otter
+    from autograder.notebook import locate_bundle
+except ImportError as exc:
+    raise ImportError(f"{exc.name} is missing: install the lab bundle first (see its README), e.g. "
+                      "pip install -c iron-law-labs/requirements.lock -e iron-law-labs") from None
+locate_bundle(LAB, MODULE)  # goes to the lab's folder if this notebook was opened elsewhere
+grader = otter.Notebook(tests_dir="otter_tests")
+
+# %%
+import importlib
+import time
+import tracemalloc
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import allreduce
+import attention
+import pipeline
+
+for module in (pipeline, attention, allreduce):  # pick up your latest edits
+    importlib.reload(module)
+
+# %% [markdown] tags=["en"]
+# ## 1. The slowest stage wins (sections 4–5)
+#
+# Stages of an input pipeline (storage, preprocessing, transfer, compute) run concurrently, so the pipeline delivers samples at the rate of its slowest stage: $R = \min_k R_k$. The accelerator's utilization is $R / R_\text{compute}$. The chapter's example: preprocessing at 200 img/s feeding a 1000 img/s accelerator uses 20% of it.
+#
+# Storage: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ access factor (about 0.1 for random reads); preprocessing: $R = \text{workers} / t_\text{transform}$.
+
+# %%
+nvme_random = pipeline.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
+print(f"NVMe Gen4, random access: {nvme_random / 1e9:.2f} GB/s")
+print("preprocess, 8 workers at 4 ms per image:", pipeline.preprocess_rate(workers=8, t_transform_s=0.004), "img/s")
+print(pipeline.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0}))
+
+# %% [markdown] tags=["en"]
+# In time per iteration: without overlap the stages run one after another and $t = \sum_k t_k$; with overlap (prefetching) they work on different batches at once and $t = \max_k t_k$.
+#
+# The chapter's GPT-2 pipeline: a batch is 32 × 1024 = 32,768 tokens. Tokenizing at 500K tokens/s takes 65.5 ms on one core and 8.2 ms on 8; the int64 batch is 262 KB and crosses PCIe Gen3 in 0.017 ms; the forward pass takes 80 ms.
+
+# %%
+for workers in (1, 8):
+    g = pipeline.gpt2_pipeline(workers=workers)
+    print(f"{workers} worker(s): tokenize {g['tokenize_s'] * 1e3:.1f} ms, transfer {g['transfer_s'] * 1e3:.3f} ms, "
+          f"forward {g['forward_s'] * 1e3:.0f} ms -> step {g['step_s_no_overlap'] * 1e3:.1f} ms without overlap "
+          f"({g['utilization_no_overlap']:.0%} busy), {g['step_s_overlap'] * 1e3:.1f} ms with overlap "
+          f"({g['utilization_overlap']:.0%} busy); bottleneck: {g['bottleneck']}")
+
+fig, ax = plt.subplots(figsize=(7, 2.2))
+for row, workers in enumerate((1, 8)):
+    g = pipeline.gpt2_pipeline(workers=workers)
+    left = 0.0
+    for key, label, color in (("tokenize_s", "tokenize", "tab:orange"), ("transfer_s", "PCIe transfer", "tab:green"),
+                              ("forward_s", "forward pass", "tab:blue")):
+        ax.barh(row, g[key] * 1e3, left=left, color=color, label=label if row == 0 else None)
+        left += g[key] * 1e3
+ax.set_yticks([0, 1], ["1 worker", "8 workers"])
+ax.set_xlim(0, 210)
+ax.set_xlabel("ms per batch, stages in sequence (no overlap)")
+ax.legend(loc="center right", fontsize=8)
+plt.tight_layout()
+
+# %%
+grader.check("slowest_stage")
+
+
+# %% [markdown] tags=["en"]
+# ## 2. Prefetching, and the GIL (section 6)
+#
+# `run_loader` loads and computes `n_items` items, either in one loop or with a background `threading.Thread` that loads ahead into a `queue.Queue(maxsize=queue_size)`. With `kind="sleep"` both stages are waits that release the GIL (disk, network, a GPU kernel): loading hides behind compute and the total approaches $n \cdot \max(t_\text{load}, t_\text{compute})$ instead of the sum (the chapter's example cuts 105 s to 55 s). The timeline shows it.
+
+# %%
+def wall(**kw):
+    t0 = time.perf_counter()
+    timeline = pipeline.run_loader(**kw)
+    return time.perf_counter() - t0, timeline
+
+kw = dict(n_items=6, load_work=0.03, compute_work=0.03, kind="sleep", queue_size=2)
+t_seq, tl_seq = wall(prefetch=False, **kw)
+t_pre, tl_pre = wall(prefetch=True, **kw)
+print(f"sequential {t_seq:.3f} s, prefetch {t_pre:.3f} s: {t_pre / t_seq:.2f}x (ideal 0.5x)")
+
+fig, axes = plt.subplots(2, 1, figsize=(8, 3), sharex=True)
+for ax, tl, title in ((axes[0], tl_seq, "sequential"), (axes[1], tl_pre, "prefetch thread")):
+    for i in range(kw["n_items"]):
+        ax.broken_barh([(tl["load_start"][i], tl["load_end"][i] - tl["load_start"][i])], (1, 0.8), color="tab:orange", edgecolor="white")
+        ax.broken_barh([(tl["compute_start"][i], tl["compute_end"][i] - tl["compute_start"][i])], (0, 0.8), color="tab:blue", edgecolor="white")
+    ax.set_yticks([0.4, 1.4], ["compute", "load"])
+    ax.set_title(title, fontsize=9)
+axes[1].set_xlabel("seconds since the call began")
+plt.tight_layout()
+
+# %% [markdown] tags=["en"]
+# Now make loading **pure-Python CPU work** (`kind="python_cpu"`: a bytecode loop that holds the GIL, like decoding or augmenting samples in plain Python). Only one thread can run Python bytecode at a time, so the same prefetch thread buys nothing.
+#
+# **Question for your write-up:** why does the thread help in the first case and not in the second? What does PyTorch's `DataLoader(num_workers=...)` do instead?
+
+# %%
+kw = dict(n_items=4, load_work=1_000_000, compute_work=1_000_000, kind="python_cpu", queue_size=2)
+t_seq, _ = wall(prefetch=False, **kw)
+t_pre, _ = wall(prefetch=True, **kw)
+print(f"pure-Python loading: sequential {t_seq:.3f} s, prefetch {t_pre:.3f} s: {t_pre / t_seq:.2f}x")
+
+# %%
+grader.check("prefetch")
+
+# %% [markdown] tags=["en"]
+# ## 3. Tiled attention with an online softmax (section 6)
+#
+# Standard attention materializes the S×S score matrix: 64 MiB per head at S = 4096 in FP32, against 64 KB for one 128×128 tile. `tiled_attention` walks over K/V in blocks and keeps, per query row, a running max $m$, a running normaliser $\ell$ and a running output; when a block raises $m$, the old $\ell$ and output are rescaled by $e^{m_\text{old} - m_\text{new}}$. The result is exact.
+
+# %%
+print(attention.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4))
+
+rng = np.random.default_rng(0)
+q, k, v = (rng.standard_normal((2, 100, 16)) for _ in range(3))  # 2 heads; 100 is not a multiple of 32
+for causal in (False, True):
+    err = np.abs(attention.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=32)
+                 - attention.standard_attention(q=q, k=k, v=v, causal=causal)).max()
+    print(f"causal={causal}: max abs difference {err:.1e}")
+
+
+# %% [markdown] tags=["en"]
+# Peak memory against S, measured with `tracemalloc` (it sees numpy's allocations). The standard version grows like S², the tiled one like S·d plus one tile. The grader's budget at S = 2048 is 1/8 of the S×S float64 matrix.
+
+# %%
+def peak_mib(fn, **kw):
+    tracemalloc.start()
+    fn(**kw)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 2**20
+
+Ss = [256, 512, 1024, 2048]
+std_mib, tiled_mib = [], []
+for S in Ss:
+    q, k, v = (rng.standard_normal((S, 64)) for _ in range(3))
+    std_mib.append(peak_mib(attention.standard_attention, q=q, k=k, v=v))
+    tiled_mib.append(peak_mib(attention.tiled_attention, q=q, k=k, v=v, block_size=128))
+
+fig, ax = plt.subplots(figsize=(5, 3.2))
+ax.loglog(Ss, std_mib, "o-", label="standard (S×S scores)")
+ax.loglog(Ss, tiled_mib, "s-", label="tiled, block 128")
+ax.loglog(Ss, [S * S * 8 / 2**20 for S in Ss], "k:", label="one S×S float64 matrix")
+ax.set_xlabel("sequence length S")
+ax.set_ylabel("peak extra memory (MiB)")
+ax.legend(fontsize=8)
+plt.tight_layout()
+print(f"S=2048: tiled {tiled_mib[-1]:.2f} MiB, budget {2048 * 2048 * 8 / 8 / 2**20:.0f} MiB")
+
+# %%
+grader.check("tiled_attention")
+
+# %% [markdown] tags=["en"]
+# ## 4. Ring AllReduce (section 7)
+#
+# Each of N ranks holds a gradient buffer of M elements. The ring splits it into N chunks: N−1 steps of reduce-scatter, after which every rank owns the full sum of one chunk, then N−1 steps of all-gather. The result is the **sum** on every rank (not the mean), and each rank sends 2(N−1)/N × M bytes, almost independent of N. Count the bytes your simulation really sends.
+
+# %%
+buffers = [rng.integers(-9, 10, size=10) for _ in range(4)]  # 10 elements over 4 ranks
+out = allreduce.ring_allreduce(buffers=buffers)
+print("chunks:", allreduce.chunk_bounds(M=10, N=4))
+print("sum on every rank:", all(np.array_equal(r, np.sum(buffers, axis=0)) for r in out["results"]))
+print("bytes sent per rank:", out["bytes_sent"])
+
+M = 1000  # float32 elements: 4000 bytes per rank
+Ns = [2, 3, 4, 6, 8, 12, 16, 24, 32]
+measured = [np.mean(allreduce.ring_allreduce(buffers=[np.ones(M, np.float32)] * N)["bytes_sent"]) for N in Ns]
+fig, ax = plt.subplots(figsize=(5, 3.2))
+ax.plot(Ns, measured, "o", label="ring, measured (mean over ranks)")
+ax.plot(Ns, [allreduce.allreduce_bytes_per_rank(M_bytes=4 * M, N=N) for N in Ns], "-", label="2(N−1)/N × M")
+ax.plot(Ns, [(N - 1) * 4 * M for N in Ns], "--", label="naive: whole buffer to every rank")
+ax.axhline(2 * 4 * M, color="gray", lw=0.5)
+ax.set_yscale("log")
+ax.set_xlabel("ranks N")
+ax.set_ylabel("bytes sent per rank")
+ax.legend(fontsize=8)
+plt.tight_layout()
+
+# %%
+grader.check("ring_allreduce")
+
+# %% [markdown] tags=["en"]
+# ## 5. The network wall (section 7)
+#
+# A 7B model has 14 GB of FP16 gradients. On 8 GPUs each one sends 2·7/8 × 14 = 24.5 GB per step: 1.96 s at 12.5 GB/s (100 Gb/s), against about 1 s of compute. The step is communication-bound. NVLink (900 GB/s) moves the wall.
+
+# %%
+for name, bw in (("100 Gb/s network", 12.5), ("NVLink", 900.0)):
+    w = allreduce.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=bw, compute_s=1.0)
+    print(f"{name}: {w['bytes_per_gpu'] / 1e9:.1f} GB per GPU, {w['comm_s']:.3f} s of AllReduce -> {w['bound']}-bound; "
+          f"the wall sits at {w['break_even_GBps']:.1f} GB/s")
+
+bws = np.logspace(0, 3.2, 60)
+comm = [allreduce.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=b, compute_s=1.0)["comm_s"] for b in bws]
+fig, ax = plt.subplots(figsize=(5, 3.2))
+ax.loglog(bws, comm, label="AllReduce time per step")
+ax.axhline(1.0, color="k", ls=":", label="compute per step")
+for name, bw in (("100 Gb/s", 12.5), ("NVLink", 900.0)):
+    ax.axvline(bw, color="gray", lw=0.6)
+    ax.text(bw, 3, name, fontsize=8, rotation=90, va="bottom")
+ax.set_xlabel("link bandwidth (GB/s)")
+ax.set_ylabel("seconds")
+ax.legend(fontsize=8)
+plt.tight_layout()
+
+# %%
+grader.check("network_wall")
+
+# %% [markdown] tags=["en"]
+# ## How to check and submit
+#
+# From a terminal in the lab bundle:
+#
+# ```bash
+# autograder check lab4     # runs the public tests on your files, per question
+# autograder submit lab4    # builds the zip to upload
+# ```
+#
+# The public tests are quick snapshot checks. More **hidden tests run at grading**: random shapes and lengths, causal masks and several heads, float32 and float64 tolerances, measured wall time and CPU time of your loader, and measured peak memory of `tiled_attention` at S = 2048. Passing the public tests is necessary, not sufficient.
+#
+# In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.

@@ -1,0 +1,25 @@
+"""``autograder notebooks [LAB] [--check]``: build each lab's notebooks, one per
+language, from its single jupytext source (``autograder.nbsource``)."""
+
+from __future__ import annotations
+
+from autograder import labs, nbsource
+
+
+def main(*, lab: str | None = None, check: bool = False) -> int:
+    stale = []
+    for l in [labs.get(lab)] if lab else labs.all_labs():
+        src = nbsource.source_path(l.assignment_dir, l.name)
+        for lang in nbsource.LANGS:
+            dest = nbsource.notebook_path(l.assignment_dir, l.name, lang)
+            text = nbsource.render(src, lang)
+            if dest.is_file() and dest.read_text(encoding="utf-8") == text:
+                continue
+            if check:
+                stale.append(str(dest))
+            else:
+                dest.write_text(text, encoding="utf-8")
+                print(f"wrote {dest}")
+    for s in stale:
+        print(f"out of date with its source: {s} (run `autograder notebooks`)")
+    return 1 if stale else 0
