@@ -7,6 +7,8 @@ import importlib
 import importlib.util
 import sys
 
+from autograder import i18n
+
 # subcommand -> (module, help); the module's main() takes the options as keywords
 COMMANDS = {
     "check": ("autograder.commands.check", "run the public tests on your copy of a lab"),
@@ -18,6 +20,7 @@ COMMANDS = {
     "gradescope": ("autograder.commands.gradescope", "build a Gradescope autograder zip for one lab"),
     "release": ("autograder.commands.release", "write the student bundle (refuses if reference code would leak)"),
     "otter-tests": ("autograder.commands.otter_tests", "rewrite each notebook's otter tests from the public tests"),
+    "translations": ("autograder.commands.translations", "update the Vietnamese message catalogs from the code; --check lists gaps"),
     "notebooks": ("autograder.commands.notebooks", "build each lab's notebooks (English, Vietnamese) from its one source"),
     "otter": ("autograder.commands.otter_zip", "build an otter-grader autograder zip for one lab (public tests, untrusted)"),
 }
@@ -37,6 +40,11 @@ class _Present:
         return self.sub.add_parser(name, **kwargs)
 
 
+def _lang_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--lang", choices=i18n.LANGS, default=None,
+                        help=f"language of {what}: en or vi (default: ${i18n.ENV}, then the locale, then en)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="autograder", description="Iron Law Labs autograder")
     sub = _Present(p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
@@ -44,11 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("lab", help="lab name or short name, e.g. lab2")
     c.add_argument("--path", help="folder with your files (default: assignments/<lab>)")
     c.add_argument("--sandbox", action="store_true", help="grade exactly as the grader does (slower)")
+    _lang_option(c, "messages")
 
     sm = sub.add_parser("submit", help=COMMANDS["submit"][1])
     sm.add_argument("lab", help="lab name or short name, e.g. lab2")
     sm.add_argument("--path", help="folder with your files (default: assignments/<lab>)")
     sm.add_argument("--out", help="the zip to write (default: ./<lab>-submission.zip)")
+    _lang_option(sm, "messages")
 
     g = sub.add_parser("grade", help=COMMANDS["grade"][1])
     g.add_argument("lab")
@@ -58,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--force", action="store_true", help="regrade submissions that did not change")
     g.add_argument("--no-sandbox", dest="sandbox", action="store_false",
                    help="UNSAFE: run student code inside the grader (warns, and results say so)")
+    _lang_option(g, "the students' feedback")
 
     v = sub.add_parser("verify", help=COMMANDS["verify"][1])
     v.add_argument("lab", nargs="?", default=None)
@@ -73,12 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
     gs = sub.add_parser("gradescope", help=COMMANDS["gradescope"][1])
     gs.add_argument("lab")
     gs.add_argument("--out", required=True, help="the zip to write, e.g. lab2-autograder.zip")
+    _lang_option(gs, "the students' feedback on Gradescope")
 
     r = sub.add_parser("release", help=COMMANDS["release"][1])
     r.add_argument("--out", required=True, help="folder to write; must not exist or be empty")
 
     ot = sub.add_parser("otter-tests", help=COMMANDS["otter-tests"][1])
     ot.add_argument("lab", nargs="?", default=None)
+
+    tr = sub.add_parser("translations", help=COMMANDS["translations"][1])
+    tr.add_argument("lab", nargs="?", default=None, help="only this lab's catalog (default: all, and the engine's)")
+    tr.add_argument("--check", action="store_true", help="change nothing; list missing or inconsistent translations")
 
     nbk = sub.add_parser("notebooks", help=COMMANDS["notebooks"][1])
     nbk.add_argument("lab", nargs="?", default=None)
@@ -93,11 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = vars(build_parser().parse_args(argv))
     module = importlib.import_module(COMMANDS[args.pop("command")][0])
-    try:
-        return int(module.main(**args) or 0)
-    except KeyError as exc:  # unknown lab name
-        print(f"autograder: {exc.args[0]}", file=sys.stderr)
-        return 2
+    with i18n.language(args.pop("lang", None)):  # exported: grader processes and workers follow it
+        try:
+            return int(module.main(**args) or 0)
+        except KeyError as exc:  # unknown lab name
+            print(f"autograder: {exc.args[0]}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from autograder import gradebook, labs, results, runner, submissions
+from autograder import gradebook, i18n, labs, results, runner, submissions
 
 ROOT_ENV = "AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
@@ -31,6 +31,7 @@ TIMEOUT_ENV = "IRONLAW_GRADESCOPE_TIMEOUT_S"
 # a results.json that says so instead of a killed container with none.
 DEFAULT_TIMEOUT_S = 540.0
 SUBMISSION_ID = "submission"
+LANG_FILE = "feedback-language.txt"  # written by `autograder gradescope --lang`
 
 
 def the_lab(source: Path) -> labs.Lab:
@@ -67,6 +68,14 @@ def grade(root: Path, timeout_s: float) -> dict:
     return results.gradescope_json(res, m)
 
 
+def feedback_language(source: Path) -> str | None:
+    """The language the instructor chose when building the zip (None: the default order)."""
+    try:
+        return (source / LANG_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
 def crash_json(detail: str) -> dict:
     """Gradescope's schema when the engine itself failed: no test ran, score 0."""
     return {
@@ -87,7 +96,8 @@ def run(root: Path) -> int:
     try:
         results_dir.mkdir(parents=True, exist_ok=True)
         protect(root, root / "source", results_dir)
-        payload = grade(root, float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S))
+        with i18n.language(feedback_language(root / "source")):
+            payload = grade(root, float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S))
     except BaseException:  # even SystemExit from deep inside: the student still gets a result
         payload = crash_json(traceback.format_exc())
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 from autograder import errors
+from autograder.i18n import _
 
 
 def trimmed_traceback(exc: BaseException, code_dirs: list[Path]) -> str:
@@ -42,7 +43,7 @@ def load_modules(code_dir: Path, files: tuple[str, ...], support_dir: Path | Non
     """
     for f in files:
         if not (code_dir / f).is_file():
-            raise errors.StudentCodeError(errors.MISSING_FILE, f"file {f} is missing from the submission")
+            raise errors.StudentCodeError(errors.MISSING_FILE, _("file {file} is missing from the submission").format(file=f))
     names = [Path(f).stem for f in files + support_files]
     saved_modules = {n: sys.modules.pop(n) for n in names if n in sys.modules}
     saved_path = list(sys.path)
@@ -56,7 +57,7 @@ def load_modules(code_dir: Path, files: tuple[str, ...], support_dir: Path | Non
             except BaseException as exc:  # SyntaxError, SystemExit, anything at import time
                 raise errors.StudentCodeError(
                     errors.IMPORT,
-                    f"importing {f} failed: {type(exc).__name__}: {exc}",
+                    _("importing {file} failed: {error}").format(file=f, error=f"{type(exc).__name__}: {exc}"),
                     trimmed_traceback(exc, [code_dir]),
                 ) from None
         return loaded
@@ -74,7 +75,7 @@ def find_function(modules: dict[str, ModuleType], name: str):
         if callable(fn):
             return fn
     where = ", ".join(f"{m}.py" for m in modules)
-    raise errors.StudentCodeError(errors.MISSING_FUNCTION, f"no function {name}() in {where}")
+    raise errors.StudentCodeError(errors.MISSING_FUNCTION, _("no function {name}() in {files}").format(name=name, files=where))
 
 
 def call(fn, args: tuple, kwargs: dict, code_dirs: list[Path]):
@@ -82,12 +83,12 @@ def call(fn, args: tuple, kwargs: dict, code_dirs: list[Path]):
     try:
         return fn(*args, **kwargs)
     except NotImplementedError:
-        raise errors.StudentCodeError(errors.NOT_IMPLEMENTED, f"{fn.__name__}() is not implemented yet") from None
+        raise errors.StudentCodeError(errors.NOT_IMPLEMENTED, _("{name}() is not implemented yet").format(name=fn.__name__)) from None
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from student code too
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise errors.StudentCodeError(
             errors.EXCEPTION,
-            f"{fn.__name__}() raised {type(exc).__name__}: {str(exc)[:500]}",
+            _("{name}() raised {error}").format(name=fn.__name__, error=f"{type(exc).__name__}: {str(exc)[:500]}"),
             trimmed_traceback(exc, code_dirs),
         ) from None

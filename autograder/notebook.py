@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 
 from autograder import errors, labs, loader, plugin
+from autograder.i18n import N_, _
 from autograder.results import PASSED
 
 BUNDLE_DIR = "iron-law-labs"  # the folder name the instructions below tell students to use
-INSTALL_HELP = """\
+INSTALL_HELP = N_("""\
 Cannot find the files of {lab} ({module}.py and its lab.toml).
 Open this notebook from the folder assignments/{lab}/ of the lab bundle, or:
   * set the environment variable IRONLAW_ROOT to the bundle's folder (the one holding assignments/), or
@@ -32,7 +33,7 @@ Open this notebook from the folder assignments/{lab}/ of the lab bundle, or:
       !unzip -q iron-law-labs.zip -d {bundle}            # the bundle zip your course gave you
       !pip install -q -c {bundle}/requirements.lock -e {bundle}
     or: !git clone <your course's repository URL> {bundle}
-Then run this cell again."""
+Then run this cell again.""")
 
 
 # -- finding the lab's folder ------------------------------------------------------
@@ -63,10 +64,10 @@ def locate_bundle(lab: str, module: str) -> Path:
     """
     found = find_lab_dir(lab, module)
     if found is None:
-        raise FileNotFoundError(INSTALL_HELP.format(lab=lab, module=module, bundle=BUNDLE_DIR))
+        raise FileNotFoundError(_(INSTALL_HELP).format(lab=lab, module=module, bundle=BUNDLE_DIR))
     if found != Path.cwd().resolve():
         os.chdir(found)
-        print(f"working in {found}")
+        print(_("working in {folder}").format(folder=found))
     if str(found) not in sys.path:  # Jupyter has "" on the path; a script may not
         sys.path.insert(0, str(found))
     return found
@@ -140,7 +141,7 @@ def _import_check(lab_name: str, code_dir: Path, root: Path | None) -> None:
         loader.load_modules(Path(code_dir), m.student_files, lab.assignment_dir, m.support_files)
     except errors.StudentCodeError as exc:
         raise AssertionError(exc.message + (f"\n{exc.traceback}" if exc.traceback else "")) from None
-    print("This question has no public test; your files import. Hidden tests check it at grading.")
+    print(_("This question has no public test; your files import. Hidden tests check it at grading."))
 
 
 def check(lab_name: str, question: str, code_dir: str | Path | None = None, root: str | Path | None = None) -> None:
@@ -156,6 +157,7 @@ def check(lab_name: str, question: str, code_dir: str | Path | None = None, root
     failed = [t for t in tests if t.status != PASSED]
     passed = len(tests) - len(failed)
     if passed < selected:
-        lines = [f"{selected - passed} of {selected} public tests of {question!r} failed."]
+        lines = [_("{failed} of {total} public tests of {question} failed.").format(
+            failed=selected - passed, total=selected, question=repr(question))]
         lines += [f"\n{t.name}:\n{t.feedback}" for t in failed]
         raise AssertionError("\n".join(lines))

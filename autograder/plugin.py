@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder import errors, labs, messages, results, seam
+from autograder.i18n import _
 from autograder.snapshot import Snapshot
 
 # -- help texts (each written once, used by option and ini) ----------------
@@ -122,7 +123,7 @@ class State:
         return seam.InProcess(code_dir, m.student_files, *support, label="student (in-process)")
 
     def close(self):
-        for (_, which), b in self.backends.items():
+        for (_key, which), b in self.backends.items():
             if which == "student":
                 self.isolation.update(getattr(b, "isolation", None) or {"sandbox": False})
             b.close()
@@ -218,16 +219,16 @@ def feedback_for(excinfo, test_name: str) -> tuple[str, str]:
     """(message, kind) for a failure, without the test's expected values."""
     exc = excinfo.value
     if isinstance(exc, errors.StudentCodeError):
-        text = exc.message + (f"\n\nYour code's traceback:\n{exc.traceback}" if exc.traceback else "")
+        text = exc.message + ("\n\n" + _("Your code's traceback:") + f"\n{exc.traceback}" if exc.traceback else "")
         return text, exc.kind
     if isinstance(exc, AssertionError):
         msg = str(exc).split("\nassert ", 1)[0].strip()
         if not msg or msg.startswith("assert "):  # a bare assert would print values
-            msg = messages.BARE_ASSERT.format(test=test_name)
+            msg = messages.say(messages.BARE_ASSERT, test=test_name)
         return msg, ""
     if excinfo.typename == "Failed" and "Timeout" in str(exc):
-        return f"timed out: {str(exc).strip().splitlines()[0]}", errors.TIMEOUT
-    return f"the test could not use your result: {excinfo.typename}: {str(exc)[:300]}", ""
+        return _("timed out: {detail}").format(detail=str(exc).strip().splitlines()[0]), errors.TIMEOUT
+    return _("the test could not use your result: {error}").format(error=f"{excinfo.typename}: {str(exc)[:300]}"), ""
 
 
 @pytest.hookimpl(wrapper=True)

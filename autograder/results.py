@@ -8,6 +8,7 @@ one pure function that speaks Gradescope's results schema.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from autograder.i18n import _
 
 PASSED, FAILED = "passed", "failed"
 
@@ -58,6 +59,7 @@ class SubmissionResult:
     isolation: dict = field(default_factory=dict)  # which sandbox layers were active
     duration_s: float = 0.0
     sha256: str = ""
+    lang: str = "en"  # the language of its messages (autograder.i18n)
 
     @property
     def score(self) -> float:
@@ -86,6 +88,7 @@ class SubmissionResult:
             tests=[TestResult.from_dict(t) for t in d.get("tests", [])],
             errors=list(d.get("errors", [])), isolation=dict(d.get("isolation", {})),
             duration_s=float(d.get("duration_s", 0.0)), sha256=d.get("sha256", ""),
+            lang=d.get("lang", "en"),
         )
 
 
@@ -98,15 +101,15 @@ def gradescope_json(result: SubmissionResult, manifest) -> dict:
             "score": t.points,
             "max_score": t.max_points,
             "status": t.status,
-            "name": f"{q.title}: {t.name}",
+            "name": f"{_(q.title)}: {t.name}",
             "number": f"{[x.id for x in manifest.questions].index(t.question) + 1}.{i}",
             "output": t.feedback,
             "output_format": "text",
             "visibility": t.visibility,
             "tags": [t.question],
         })
-    lines = [f"{manifest.title}: {result.score:g} / {manifest.max_score:g}"]
-    lines += [f"Problem: {e}" for e in result.errors]
+    lines = [f"{_(manifest.title)}: {result.score:g} / {manifest.max_score:g}"]
+    lines += [_("Problem: {problem}").format(problem=e) for e in result.errors]
     return {
         "score": result.score,
         "execution_time": round(result.duration_s, 3),
@@ -115,5 +118,6 @@ def gradescope_json(result: SubmissionResult, manifest) -> dict:
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
-        "extra_data": {"lab": result.lab, "isolation": result.isolation, "sha256": result.sha256},
+        "extra_data": {"lab": result.lab, "isolation": result.isolation, "sha256": result.sha256,
+                       "lang": result.lang},
     }

@@ -17,8 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import results
+from autograder import i18n, results
 from autograder.graders import GraderPool
+from autograder.i18n import _
 from autograder.labs import Lab
 
 GRADER_ENV = {  # one thread each: --jobs N processes share the cores
@@ -39,7 +40,7 @@ def pytest_args(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, public
 
 
 def grader_env(lab: Lab) -> dict[str, str]:
-    return {**GRADER_ENV, "IRONLAW_ROOT": str(lab.root)}
+    return {**GRADER_ENV, "IRONLAW_ROOT": str(lab.root), i18n.ENV: i18n.current()}
 
 
 def run_pytest(lab: Lab, args: list[str], *, timeout_s: float, pool: GraderPool | None = None) -> tuple[int, str]:
@@ -67,7 +68,7 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
     timeout_s = timeout_s or max(600.0, 10 * m.limits.test_timeout_s)
     t0 = time.perf_counter()
     res = results.SubmissionResult(submission=submission_id, lab=lab.name, sha256=sha256,
-                                   errors=list(problems or []))
+                                   errors=list(problems or []), lang=i18n.current())
     with tempfile.TemporaryDirectory(prefix="ironlaw-grade-") as tmp:
         out = Path(tmp) / "results.json"
         args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only)
@@ -77,8 +78,9 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
             res.tests = [results.TestResult.from_dict(t) for t in payload["tests"]]
             res.isolation = payload.get("isolation", {})
         if code not in (0, 1) or not res.tests:  # 0 all passed, 1 some failed
-            res.errors.append(f"the grader stopped abnormally (exit {code}); every test without a result scores 0")
-            res.errors.append("grader log tail: " + log[-1500:])
+            res.errors.append(_("the grader stopped abnormally (exit {code}); every test without a result scores 0")
+                              .format(code=code))
+            res.errors.append(_("grader log tail:") + " " + log[-1500:])
     if not public_only:
         res.errors += check_points(lab, res)
     res.duration_s = time.perf_counter() - t0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from autograder import errors, loader, wire
+from autograder.i18n import _
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def decode_result(name: str, value):
     try:
         return wire.roundtrip(value, f"return value of {name}()")
     except wire.WireError as exc:
-        raise errors.StudentCodeError(errors.UNSUPPORTED, f"unsupported return type: {exc}") from None
+        raise errors.StudentCodeError(errors.UNSUPPORTED, _("unsupported return type: {error}").format(error=exc)) from None
 
 
 class InProcess:
@@ -82,13 +83,13 @@ class InProcess:
         if not tracing:
             tracemalloc.start()
         tracemalloc.reset_peak()
-        base, _ = tracemalloc.get_traced_memory()
+        base, _current = tracemalloc.get_traced_memory()
         w0, c0 = time.perf_counter(), time.process_time()
         try:
             value = loader.call(fn, args, kwargs, [self.code_dir])
         finally:
             w1, c1 = time.perf_counter(), time.process_time()
-            _, peak = tracemalloc.get_traced_memory()
+            _current, peak = tracemalloc.get_traced_memory()
             if not tracing:
                 tracemalloc.stop()
         return decode_result(name, value), Measurement(w1 - w0, c1 - c0, max(0, peak - base), "tracemalloc")

@@ -45,7 +45,7 @@ class Snapshot:
             np.savez(path, **flat)
             return
         if not path.exists():
-            raise AssertionError(M.SNAPSHOT_MISSING.format(name=name, lab=self.lab_short))
+            raise AssertionError(M.say(M.SNAPSHOT_MISSING, name=name, lab=self.lab_short))
         with np.load(path, allow_pickle=False) as data:
             expected = {k: data[k] for k in data.files}
         testing.assert_keys(flat, expected, what=what or name, case=case)

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from autograder.i18n import _
+
 MAX_FILE_BYTES = 2 * 2**20  # a student source file larger than this is refused
 IGNORED_PARTS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed, so the same files always give the same zip bytes
@@ -71,7 +73,7 @@ def stage(entry_path: Path, files: tuple[str, ...], dest: Path) -> Staged:
     elif entry_path.is_dir():
         _stage_dir(entry_path, files, st)
     else:
-        st.problems.append(f"{entry_path.name} is neither a folder nor a zip file")
+        st.problems.append(_("{name} is neither a folder nor a zip file").format(name=entry_path.name))
     h = hashlib.sha256()
     for f in files:
         p = dest / f
@@ -86,11 +88,11 @@ def _stage_dir(root: Path, files, st: Staged) -> None:
     for f in files:
         name = _pick(names, f)
         if name is None:
-            st.problems.append(f"file {f} is missing from the submission")
+            st.problems.append(_("file {file} is missing from the submission").format(file=f))
             continue
         src = root / name
         if src.stat().st_size > MAX_FILE_BYTES:
-            st.problems.append(f"file {f} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+            st.problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
             continue
         shutil.copyfile(src, st.directory / f)
         st.found[f] = name
@@ -104,20 +106,20 @@ def _stage_zip(path: Path, files, st: Staged) -> None:
             for f in files:
                 name = _pick(list(infos), f)
                 if name is None:
-                    st.problems.append(f"file {f} is missing from the submission")
+                    st.problems.append(_("file {file} is missing from the submission").format(file=f))
                     continue
                 if infos[name].file_size > MAX_FILE_BYTES:
-                    st.problems.append(f"file {f} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+                    st.problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
                     continue
                 with z.open(infos[name]) as src:  # bounded read: a zip bomb stops here
                     data = src.read(MAX_FILE_BYTES + 1)
                 if len(data) > MAX_FILE_BYTES:
-                    st.problems.append(f"file {f} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+                    st.problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
                     continue
                 (st.directory / f).write_bytes(data)
                 st.found[f] = name
     except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
-        st.problems.append(f"could not read {path.name}: {exc}")
+        st.problems.append(_("could not read {name}: {error}").format(name=path.name, error=exc))
 
 
 def write_zip(dest: Path, files: Mapping[str, str | bytes], folder: str = "",

@@ -21,8 +21,8 @@ def _as_array(x, what: str, case: str) -> np.ndarray:
     except Exception:
         arr = None
     if arr is None or arr.dtype.kind not in "biuf":
-        raise AssertionError(M.WRONG_TYPE.format(
-            what=what, case=M.case_suffix(case), expected_type="numbers or an array", got_type=type(x).__name__))
+        raise AssertionError(M.say(M.WRONG_TYPE,
+            what=what, case=M.case_suffix(case), expected_type=M.say(M.NUMBERS_OR_ARRAY), got_type=type(x).__name__))
     return arr
 
 
@@ -32,20 +32,20 @@ def assert_close(actual, expected, *, what: str, case: str = "", rtol: float = 1
     a = _as_array(actual, what, case)
     sfx = M.case_suffix(case)
     if a.shape != e.shape:
-        raise AssertionError(M.WRONG_SHAPE.format(what=what, case=sfx, got=a.shape, expected=e.shape))
+        raise AssertionError(M.say(M.WRONG_SHAPE, what=what, case=sfx, got=a.shape, expected=e.shape))
     a = a.astype(np.float64)
     e = e.astype(np.float64)
     bad = ~np.isfinite(a) & np.isfinite(e)
     if bad.any():
         idx = np.unravel_index(np.argmax(bad), a.shape) if a.shape else ()
-        raise AssertionError(M.NOT_FINITE.format(what=what, case=sfx, count=int(bad.sum()), index=_fmt_index(idx)))
+        raise AssertionError(M.say(M.NOT_FINITE, what=what, case=sfx, count=int(bad.sum()), index=_fmt_index(idx)))
     err = np.abs(a - e)
     allowed = atol + rtol * np.abs(e)
     over = np.where(np.isfinite(e), err - allowed, 0.0)
     if (over > 0).any():
         flat = int(np.argmax(over))
         idx = np.unravel_index(flat, a.shape) if a.shape else ()
-        raise AssertionError(M.NOT_CLOSE.format(
+        raise AssertionError(M.say(M.NOT_CLOSE,
             what=what, case=sfx, err=float(err.reshape(-1)[flat]), index=_fmt_index(idx), rtol=rtol, atol=atol))
 
 
@@ -54,17 +54,17 @@ def assert_scalar(actual, expected, *, what: str, case: str = "", rtol: float = 
     a = _as_array(actual, what, case)
     sfx = M.case_suffix(case)
     if a.size != 1:
-        raise AssertionError(M.WRONG_SHAPE.format(what=what, case=sfx, got=a.shape, expected="() (a single number)"))
+        raise AssertionError(M.say(M.WRONG_SHAPE, what=what, case=sfx, got=a.shape, expected=M.say(M.SINGLE_NUMBER)))
     a, e = float(a.reshape(())), float(expected)
     if not math.isfinite(a):
-        raise AssertionError(M.NOT_FINITE.format(what=what, case=sfx, count=1, index="()"))
+        raise AssertionError(M.say(M.NOT_FINITE, what=what, case=sfx, count=1, index="()"))
     if abs(a - e) <= atol + rtol * abs(e):
         return
     if e == 0:  # no ratio to give
-        raise AssertionError(M.NOT_EQUAL.format(what=what, case=sfx))
+        raise AssertionError(M.say(M.NOT_EQUAL, what=what, case=sfx))
     if a == 0 or (a > 0) != (e > 0):
-        raise AssertionError(M.SCALAR_SIGN.format(what=what, case=sfx))
-    raise AssertionError(M.SCALAR_OFF.format(what=what, case=sfx, ratio=_fmt_ratio(a / e), rtol=rtol))
+        raise AssertionError(M.say(M.SCALAR_SIGN, what=what, case=sfx))
+    raise AssertionError(M.say(M.SCALAR_OFF, what=what, case=sfx, ratio=_fmt_ratio(a / e), rtol=rtol))
 
 
 def _fmt_ratio(r: float) -> str:
@@ -76,20 +76,20 @@ def _fmt_ratio(r: float) -> str:
 def assert_equal(actual, expected, *, what: str, case: str = "") -> None:
     """Exact equality (integers, strings, booleans): say only that it differs."""
     if actual != expected:
-        raise AssertionError(M.NOT_EQUAL.format(what=what, case=M.case_suffix(case)))
+        raise AssertionError(M.say(M.NOT_EQUAL, what=what, case=M.case_suffix(case)))
 
 
 def assert_keys(actual, expected_keys, *, what: str, case: str = "") -> None:
     """A dict with exactly these keys (names of the missing and extra ones)."""
     sfx = M.case_suffix(case)
     if not isinstance(actual, dict):
-        raise AssertionError(M.WRONG_TYPE.format(what=what, case=sfx, expected_type="dict", got_type=type(actual).__name__))
+        raise AssertionError(M.say(M.WRONG_TYPE, what=what, case=sfx, expected_type="dict", got_type=type(actual).__name__))
     missing = sorted(set(expected_keys) - set(actual))
     extra = sorted(set(actual) - set(expected_keys))
     if missing:
-        raise AssertionError(M.MISSING_KEYS.format(what=what, case=sfx, keys=missing))
+        raise AssertionError(M.say(M.MISSING_KEYS, what=what, case=sfx, keys=missing))
     if extra:
-        raise AssertionError(M.EXTRA_KEYS.format(what=what, case=sfx, keys=extra))
+        raise AssertionError(M.say(M.EXTRA_KEYS, what=what, case=sfx, keys=extra))
 
 
 def ratio(actual, expected) -> float:

@@ -17,6 +17,11 @@ every function below (the tests rely on them):
 Your task: replace every `raise NotImplementedError` below with code.  Each
 docstring is the contract the tests check; `autograder check lab1` runs the
 public tests, and hidden ones run at grading.
+
+Tóm tắt (tiếng Việt): định luật sắt thành công cụ tính.  O = 6 * P * T FLOP;
+tốc độ là FLOP/s, thời gian là giây (trừ khi tên ghi giờ hay ngày); tiền là
+đô la, công suất là W (đối số) hay kW (kết quả), năng lượng là kWh;
+peak_flop_per_s là đỉnh của MỘT thiết bị; mọi số trả về đều là float.
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ def training_flops(n_params: float, n_tokens: float) -> float:
 
     Returns:
         float: 6 * n_params * n_tokens.
+
+    Tóm tắt (tiếng Việt): ước lượng FLOP huấn luyện transformer dày (dense): trả
+    về float 6 * n_params * n_tokens (mỗi tham số 2 FLOP mỗi token ở lượt xuôi,
+    4 ở lượt ngược; bỏ qua các tích attention giữa hai giá trị kích hoạt).
     """
     raise NotImplementedError
 
@@ -55,6 +64,10 @@ def iron_law_time_s(flops: float, peak_flop_per_s: float, efficiency: float, dat
 
     Returns:
         float seconds.
+
+    Tóm tắt (tiếng Việt): thời gian, float giây, = data_bytes / bandwidth_bytes_per_s
+    + flops / (peak_flop_per_s * efficiency) + latency_s (cộng, không chồng lấp);
+    peak_flop_per_s ở đây là đỉnh TỔNG của mọi thiết bị.
     """
     raise NotImplementedError
 
@@ -72,6 +85,10 @@ def model_flops_utilization(n_params: float, tokens_per_step: float, step_time_s
 
     Returns:
         float, a fraction (0.3 to 0.5 for good production runs).
+
+    Tóm tắt (tiếng Việt): MFU = (6 * n_params * tokens_per_step / step_time_s)
+    / (n_devices * peak_flop_per_s), chỉ tính FLOP hữu ích (phần tính lại không
+    được tính); trả về float, một tỉ lệ.
     """
     raise NotImplementedError
 
@@ -96,6 +113,11 @@ def rent_vs_buy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per_s: 
     Example (Llama 2 70B: 70e9 params, 2e12 tokens, 1024 H100 at 989e12,
     MFU 0.5, $3 per GPU-hour, $30,000 per GPU): 8.4e23 FLOPs, 19.2 days,
     471,857 GPU-hours, $1.42M to rent, $30.72M to buy, 21.7 runs.
+
+    Tóm tắt (tiếng Việt): chi phí thuê một lần huấn luyện (training_flops trên
+    n_gpus GPU, mỗi GPU ở peak_flop_per_s * mfu) so với mua GPU; trả về dict các
+    float với đúng các khoá "flops", "days", "gpu_hours", "rent_cost", "buy_cost"
+    (đô la) và "breakeven_runs" = buy_cost / rent_cost.
     """
     raise NotImplementedError
 
@@ -110,6 +132,10 @@ def implied_mfu(n_params: float, n_tokens: float, gpu_hours: float, peak_flop_pe
 
     Returns:
         float, a fraction.
+
+    Tóm tắt (tiếng Việt): MFU mà một lần chạy được báo cáo phải đạt, suy ra từ số
+    giờ-GPU: training_flops(n_params, n_tokens) / (gpu_hours * 3600 *
+    peak_flop_per_s); trả về float.
     """
     raise NotImplementedError
 
@@ -132,5 +158,10 @@ def training_energy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per
 
     Example (7B model, 1e12 tokens, 1024 A100 at 312e12 and MFU 0.5, 400 W
     each, 128 hosts at 200 W, PUE 1): 73.0 h, 435.2 kW, 31,784 kWh.
+
+    Tóm tắt (tiếng Việt): năng lượng của một lần huấn luyện dài đúng như định luật
+    sắt cho; trả về dict các float với đúng các khoá "hours", "power_kw" (công
+    suất IT (n_gpus * gpu_watts + n_hosts * host_watts) / 1000, KHÔNG nhân PUE)
+    và "energy_kwh" = power_kw * hours * pue.
     """
     raise NotImplementedError

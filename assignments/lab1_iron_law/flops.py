@@ -22,6 +22,11 @@ Conventions used by every function below (the tests rely on them):
 Your task: replace every `raise NotImplementedError` below with code.  Each
 docstring is the contract the tests check; `autograder check lab1` runs the
 public tests, and hidden ones run at grading.
+
+Tóm tắt (tiếng Việt): đếm FLOP của một lớp GPT-2 (lượt xuôi và lượt ngược),
+rồi đo tỉ lệ thông lượng đỉnh mà phép nhân ma trận đạt trên CPU này.  Một FLOP
+là một phép cộng hoặc nhân dấu phẩy động ((m, k) @ (k, n) tốn 2*m*k*n FLOP);
+đếm cả ma trận điểm S x S (không chia đôi); số đếm là int, tính cho một lớp.
 """
 
 from __future__ import annotations
@@ -55,6 +60,9 @@ def matmul_flops(m: int, k: int, n: int) -> int:
 
     Returns:
         int: 2 * m * k * n.
+
+    Tóm tắt (tiếng Việt): trả về số FLOP của tích (m, k) @ (k, n), tức int
+    2 * m * k * n (một phép nhân-cộng là 2 FLOP).
     """
     raise NotImplementedError
 
@@ -79,6 +87,10 @@ def layer_matmul_flops(B: int, S: int, d: int, h: int) -> dict:
 
     Example (GPT-2 XL, B=32, S=1024, d=1600, h=25), in GFLOP:
         503.3, 107.4, 107.4, 167.8, 1342.2; total 2228.0.
+
+    Tóm tắt (tiếng Việt): FLOP lượt xuôi của các phép nhân ma trận trong một lớp
+    GPT-2, dạng dict các int với đúng các khoá "qkv", "scores", "attn_v",
+    "out_proj", "mlp", "total"; đếm cả ma trận điểm S x S, không tính bias.
     """
     raise NotImplementedError
 
@@ -109,6 +121,11 @@ def elementwise_flops(B: int, S: int, d: int, h: int) -> dict:
 
     Returns:
         dict of int FLOPs with exactly the keys above.
+
+    Tóm tắt (tiếng Việt): FLOP lượt xuôi của phần không phải phép nhân ma trận
+    trong một lớp, theo chi phí trên mỗi phần tử ở các hằng số phía trên; trả về
+    dict các int với đúng các khoá "softmax", "layernorm", "gelu", "residual",
+    "bias", "total".
     """
     raise NotImplementedError
 
@@ -122,6 +139,9 @@ def matmul_fraction(B: int, S: int, d: int, h: int) -> float:
 
     Returns:
         float in (0, 1).
+
+    Tóm tắt (tiếng Việt): tỉ lệ FLOP lượt xuôi của một lớp là phép nhân ma trận:
+    tổng matmul / (tổng matmul + tổng phần còn lại); trả về float trong (0, 1).
     """
     raise NotImplementedError
 
@@ -143,6 +163,10 @@ def layer_backward_flops(B: int, S: int, d: int, h: int) -> dict:
     Returns:
         dict of int FLOPs with the same keys as layer_matmul_flops
         ("qkv", "scores", "attn_v", "out_proj", "mlp", "total").
+
+    Tóm tắt (tiếng Việt): FLOP lượt ngược của các phép nhân ma trận trong một lớp:
+    mỗi phép nhân ma trận tốn 2 lần FLOP lượt xuôi; không đếm phần không phải
+    matmul.  Trả về dict các int với cùng các khoá như layer_matmul_flops.
     """
     raise NotImplementedError
 
@@ -169,6 +193,11 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
     step is 320.8 TFLOP, the rule gives 294.9 TFLOP, and "attention_quadratic"
     is 30.9 TFLOP.  (The rule's P = 1.5e9 also includes embeddings, which do
     no matmul work here; that is why the gap is not exactly 30.9.)
+
+    Tóm tắt (tiếng Việt): FLOP nhân ma trận của một bước huấn luyện (lượt xuôi +
+    lượt ngược) của n_layers lớp transformer; trả về dict các int với đúng các
+    khoá "forward", "backward", "total" (= 3x lượt xuôi) và "attention_quadratic"
+    (phần của "scores" và "attn_v", cả lượt xuôi lẫn lượt ngược).
     """
     raise NotImplementedError
 
@@ -187,6 +216,11 @@ def measure_peak_flop_per_s(n: int = 512, repeats: int = 10) -> float:
 
     Returns:
         float FLOP/s.
+
+    Tóm tắt (tiếng Việt): sau một tích khởi động không bấm giờ, bấm giờ riêng
+    từng tích trong `repeats` tích của hai tensor float32 (n, n) trên CPU bằng
+    time.perf_counter; trả về tốc độ cao nhất 2*n**3 / (thời gian nhanh nhất),
+    float FLOP/s.  Không đổi thiết lập luồng của torch.
     """
     raise NotImplementedError
 
@@ -218,5 +252,10 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
         "peak_flop_per_s": float, the peak used.
         "utilization":     list[float], flop_per_s / peak_flop_per_s.
         Every list has one entry per batch size, in the given order.
+
+    Tóm tắt (tiếng Việt): với mỗi b, đo X (b, d_in) @ W (d_in, d_out) float32 trên
+    CPU (khởi động một lần, rồi `repeats` vòng xen kẽ các batch, lấy TRUNG VỊ
+    thời gian); đỉnh là peak_flop_per_s nếu có, nếu không là tốc độ tốt nhất đã
+    đo.  Trả về dict với đúng các khoá ở trên (mỗi list một phần tử mỗi batch).
     """
     raise NotImplementedError

@@ -33,6 +33,27 @@
 # you do; its docstring says exactly what to compute, with which conventions. Run the cells below as you go.
 # The whole notebook runs in well under a minute on a laptop CPU.
 
+# %% [markdown] tags=["vi"]
+# # Lab 1: định luật sắt
+#
+# *Machine Learning Systems*, Tập I, Chương 8 ("Huấn luyện mô hình", *Model Training*), mục 1 đến 7.
+#
+# Huấn luyện mất bao lâu? Câu trả lời của chương là **định luật sắt của thời gian huấn luyện**:
+#
+# $$T_\text{train} = \frac{O}{R_\text{peak} \cdot \eta}$$
+#
+# trong đó $O$ là số phép toán dấu phẩy động (FLOP), $R_\text{peak}$ là tốc độ đỉnh của phần cứng
+# (FLOP/s) và $\eta$ là tỉ lệ của mức đỉnh đó mà bạn thực sự đạt được. Trong bài lab này, bạn sẽ
+#
+# 1. đếm $O$ cho một lớp GPT-2: lần lượt từng phép nhân ma trận (matmul), rồi **mọi phần còn lại**, rồi đến lượt ngược;
+# 2. đối chiếu số đếm của mình với bộ đếm FLOP của chính PyTorch;
+# 3. đo $\eta$ trên CPU này, với các phép nhân ma trận có kích thước batch tăng dần;
+# 4. biến định luật thành các công cụ tính: thời gian huấn luyện, MFU, quyết định thuê hay mua cụm và hoá đơn năng lượng.
+#
+# Bạn viết các hàm trong `flops.py` và `costs.py` (ở thư mục này). Mỗi hàm báo lỗi `NotImplementedError` cho đến khi
+# bạn viết xong; docstring của hàm nói chính xác cần tính gì, theo quy ước nào. Hãy chạy các ô bên dưới trong lúc làm bài.
+# Toàn bộ sổ tay thực hành chạy chưa đến 1 phút trên CPU của một máy tính xách tay.
+
 # %% [markdown] tags=["en"]
 # ### Setup, and checking as you go
 #
@@ -40,6 +61,17 @@
 # [otter-grader](https://otter-grader.readthedocs.io)'s checker. After each exercise a cell `grader.check("...")`
 # runs that question's **public tests** on your files in this folder and shows what failed: the same tests as
 # `autograder check lab1`, one question at a time.
+
+# %% [markdown] tags=["vi"]
+# ### Thiết lập, và kiểm tra trong lúc làm bài
+#
+# Ô tiếp theo tìm các tệp của bài lab này (kể cả khi sổ tay được mở ở nơi khác, ví dụ trên Colab) và khởi động
+# bộ kiểm tra của [otter-grader](https://otter-grader.readthedocs.io). Sau mỗi bài tập, một ô `grader.check("...")`
+# chạy các **bài kiểm thử công khai** (public tests) của câu hỏi đó trên các tệp của bạn trong thư mục này và cho biết
+# những gì chưa đạt: cùng các bài kiểm thử như `autograder check lab1`, nhưng từng câu hỏi một.
+#
+# Các thông báo do `grader.check` in ra sẽ bằng tiếng Việt khi biến môi trường `IRONLAW_LANG=vi` được đặt: trong Jupyter,
+# sổ tay này (`*.vi.ipynb`) tự chọn tiếng Việt, còn ở nơi khác (ví dụ Colab) hãy chạy `%env IRONLAW_LANG=vi` trước ô thiết lập.
 
 # %%
 # Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
@@ -90,6 +122,17 @@ SMALL = dict(B=4, S=256, d=768, h=12)  # GPT-2 small
 # Write `matmul_flops` and `layer_matmul_flops`. For GPT-2 XL the chapter gives
 # 503.3 / 107.4 / 107.4 / 167.8 / 1342.2 GFLOP, 2228.0 in all.
 
+# %% [markdown] tags=["vi"]
+# ## 1. Đếm các phép nhân ma trận của một lớp (mục 3)
+#
+# Tích $(m, k) @ (k, n)$ tính $m \cdot n$ tích vô hướng có độ dài $k$, mỗi tích gồm $k$ phép nhân và $k$ phép cộng,
+# nên tốn **$2mkn$ FLOP**. Một lớp GPT-2 có năm nhóm phép nhân ma trận: các phép chiếu Q, K, V, điểm attention
+# $QK^T$, attention $\times V$, phép chiếu đầu ra và hai phép nhân ma trận của MLP. Phần attention được đếm với toàn bộ
+# ma trận điểm attention $S \times S$: mặt nạ nhân quả (causal mask) che đi một nửa, nhưng phần cứng vẫn tính cả ma trận.
+#
+# Hãy viết `matmul_flops` và `layer_matmul_flops`. Với GPT-2 XL, chương sách cho
+# 503.3 / 107.4 / 107.4 / 167.8 / 1342.2 GFLOP, tổng cộng 2228.0.
+
 # %%
 print("(64, 32) @ (32, 16):", flops.matmul_flops(m=64, k=32, n=16), "FLOPs")
 
@@ -117,6 +160,17 @@ grader.check("forward_flops")
 #
 # The only non-matmul term that grows like the attention matmuls is the softmax: both scale with $S^2$.
 # The plot shows how the matmul share changes with the sequence length.
+
+# %% [markdown] tags=["vi"]
+# ## 2. Đếm đến cùng (mục 3)
+#
+# Phép nhân ma trận không phải là toàn bộ công việc. Softmax, LayerNorm, GELU, các phép cộng phần dư (residual) và các bias
+# cũng tốn FLOP. `elementwise_flops` đếm chúng theo chi phí trên mỗi phần tử đã được cố định trong `flops.py`
+# (`SOFTMAX_FLOPS_PER_SCORE` và các hằng số cùng loại). Sau đó `matmul_fraction` cho biết phép nhân ma trận chiếm bao nhiêu
+# phần của lớp. Khẳng định của chương: hơn 98%.
+#
+# Trong các số hạng không phải phép nhân ma trận, chỉ có softmax tăng giống các phép nhân ma trận của attention: cả hai
+# tỉ lệ với $S^2$. Biểu đồ cho thấy tỉ trọng của phép nhân ma trận thay đổi thế nào theo độ dài chuỗi.
 
 # %%
 other = flops.elementwise_flops(**XL)
@@ -150,6 +204,17 @@ grader.check("count_to_the_end")
 # gap come from? `step_flops` also returns the part due to the attention products, which multiply two activations,
 # have no parameters, and so are invisible to a rule based on $P$.
 
+# %% [markdown] tags=["vi"]
+# ## 3. Lượt xuôi cộng lượt ngược (mục 3)
+#
+# Lượt ngược của $Y = A W$ cần hai tích lớn bằng tích ở lượt xuôi: $dA = dY\,W^T$ cho lớp bên dưới
+# và $dW = A^T dY$ cho trọng số. Vì vậy lượt ngược tốn khoảng $2\times$ lượt xuôi, và một bước huấn luyện tốn
+# $3\times$ lượt xuôi. Với GPT-2 XL (48 lớp), một bước là $48 \times 3 \times 2228$ GFLOP $= 320.8$ TFLOP.
+#
+# Công thức tắt phổ biến $6 \cdot P \cdot \text{tokens}$ (`costs.training_flops`) lại cho 294.9 TFLOP. Chênh lệch này
+# từ đâu mà có? `step_flops` cũng trả về phần do các tích attention gây ra: các tích này nhân hai giá trị kích hoạt với
+# nhau, không có tham số, nên một quy tắc dựa trên $P$ không thấy được chúng.
+
 # %%
 step = flops.step_flops(**XL, n_layers=48)
 rule = costs.training_flops(n_params=1.5e9, n_tokens=XL["B"] * XL["S"])
@@ -179,6 +244,14 @@ grader.check("forward_backward")
 # multiply-accumulate, biases not included). Here it runs on a small real block. Attention is written as explicit
 # matmuls: on a CPU the counter counts **zero** for `F.scaled_dot_product_attention`.
 # The hidden tests run this kind of check, on other shapes, for every matmul and for the backward pass.
+
+# %% [markdown] tags=["vi"]
+# ## 4. Đối chiếu số đếm của bạn với PyTorch (mục 3)
+#
+# `torch.utils.flop_counter.FlopCounterMode` đếm FLOP của mọi phép nhân ma trận mà PyTorch chạy (2 FLOP cho mỗi
+# phép nhân-cộng (multiply-accumulate), không tính bias). Ở đây nó chạy trên một khối (block) thật, cỡ nhỏ. Attention được
+# viết thành các phép nhân ma trận tường minh: trên CPU, bộ đếm cho ra **0** FLOP với `F.scaled_dot_product_attention`.
+# Các bài kiểm thử ẩn chạy kiểu đối chiếu này, trên các kích thước khác, cho mọi phép nhân ma trận và cho cả lượt ngược.
 
 # %%
 import math
@@ -224,6 +297,18 @@ print(f"backward: torch {backward:,}  yours {mine[1]:,}")
 # that your times are real, not the absolute numbers, which depend on the machine.) This notebook runs PyTorch on
 # one thread, as the grader does (see the first code cell).
 
+# %% [markdown] tags=["vi"]
+# ## 5. Đo mức sử dụng trên CPU này (mục 5)
+#
+# Phép đếm cho ta $O$; giờ hãy đo $\eta$. `measure_peak_flop_per_s` đo thời gian một phép nhân ma trận vuông lớn và giữ
+# lại tốc độ tốt nhất: đó là giá trị chúng ta dùng thay cho $R_\text{peak}$. `measure_matmul_throughput` đo thời gian một
+# lớp tuyến tính $X W$, với $X$ có dạng $(b, d)$, cho các kích thước batch $b$ tăng dần, và báo cáo tốc độ FLOP cùng mức sử dụng.
+#
+# Batch nhỏ tốn phần lớn thời gian cho chi phí cố định của mỗi lần gọi và cho việc đọc ma trận trọng số, nên chỉ đạt một
+# phần nhỏ của mức đỉnh; mức sử dụng tăng theo batch rồi chững lại. (Bộ chấm kiểm tra xu hướng này, và kiểm tra rằng thời
+# gian của bạn là đo thật, chứ không kiểm tra các con số tuyệt đối, vốn phụ thuộc vào máy.) Sổ tay này chạy PyTorch trên
+# một luồng, giống như trình chấm (xem ô code đặt `OMP_NUM_THREADS`).
+
 # %%
 torch.set_num_threads(1)  # one core (see the first cell)
 peak = flops.measure_peak_flop_per_s()
@@ -255,6 +340,14 @@ grader.check("throughput")
 # The chapter's example: a 7B model, 1024 tokens per step, 1.2 s per step on one A100 (312 TFLOP/s): MFU 0.115.
 # Production runs reach 30 to 50%.
 
+# %% [markdown] tags=["vi"]
+# ## 6. Định luật sắt và MFU (mục 2)
+#
+# `iron_law_time_s` chính là định luật, ở dạng tổng quát $D/BW + O/(R_\text{peak}\,\eta) + \text{latency}$.
+# **Mức sử dụng FLOP của mô hình** (model FLOPs utilization, MFU) là tốc độ hữu ích ($6 \cdot P$ FLOP cho mỗi token) chia
+# cho tốc độ đỉnh. Ví dụ của chương: một mô hình 7B, 1024 token mỗi bước, 1.2 s mỗi bước trên một A100 (312 TFLOP/s):
+# MFU 0.115. Các lần chạy thực tế trong sản xuất đạt 30 đến 50%.
+
 # %%
 mfu = costs.model_flops_utilization(n_params=7e9, tokens_per_step=1024, step_time_s=1.2,
                                     peak_flop_per_s=312e12, n_devices=1)
@@ -285,6 +378,16 @@ grader.check("iron_law_mfu")
 # Reality check: the Llama 2 paper reports 1,720,320 A100 GPU-hours for 70B. `implied_mfu` says what MFU that
 # means.
 
+# %% [markdown] tags=["vi"]
+# ## 7. Thuê hay mua cụm? (mục 7)
+#
+# Llama 2 70B cần $6 \times 70\text{e}9 \times 2\text{e}12 = 8.4\text{e}23$ FLOP. Trên 1024 GPU H100 với MFU 0.5, việc đó
+# mất 19.2 ngày, tức 471,857 giờ-GPU: khoảng \$1.42M (triệu đô la) nếu thuê với giá \$3 mỗi giờ-GPU, so với \$30.72M để
+# mua số GPU đó. Mua chỉ có lợi sau 21.7 lần chạy như vậy.
+#
+# Đối chiếu với thực tế: bài báo Llama 2 báo cáo 1,720,320 giờ-GPU A100 cho bản 70B. `implied_mfu` cho biết con số đó
+# tương ứng với MFU bao nhiêu.
+
 # %%
 run = costs.rent_vs_buy(n_params=70e9, n_tokens=2e12, n_gpus=1024, peak_flop_per_s=989e12, mfu=0.5,
                        rent_per_gpu_hour=3.0, gpu_price=30_000.0)
@@ -311,6 +414,14 @@ plt.show()
 # Energy is GPUs $\times$ hours $\times$ watts, plus the host machines, times the facility's PUE. The chapter's case:
 # a 7B model on $10^{12}$ tokens, 1024 A100s at MFU 0.5 take 73.0 h; 1024 GPUs at 400 W and 128 hosts at 200 W draw
 # 435.2 kW, for 31,784 kWh. Doubling the utilization halves the time, and so the energy.
+
+# %% [markdown] tags=["vi"]
+# ## 8. Hoá đơn năng lượng (mục 7)
+#
+# Năng lượng bằng số GPU $\times$ số giờ $\times$ công suất (W), cộng thêm các máy chủ (host), rồi nhân với hệ số PUE của
+# trung tâm dữ liệu. Trường hợp của chương: một mô hình 7B trên $10^{12}$ token, 1024 A100 với MFU 0.5 mất 73.0 h;
+# 1024 GPU ở 400 W và 128 máy chủ ở 200 W tiêu thụ 435.2 kW, tổng cộng 31,784 kWh. Tăng gấp đôi mức sử dụng thì thời
+# gian giảm một nửa, và năng lượng cũng vậy.
 
 # %%
 case = dict(n_params=7e9, n_tokens=1e12, n_gpus=1024, peak_flop_per_s=312e12, gpu_watts=400.0,
@@ -354,3 +465,27 @@ grader.check("rent_and_energy")
 # ```
 #
 # It holds `flops.py` and `costs.py` (with their hashes), nothing else.
+
+# %% [markdown] tags=["vi"]
+# ## Cách kiểm tra và nộp bài
+#
+# Chạy các bài kiểm thử công khai trên các tệp của bạn từ terminal, trong thư mục gốc của bộ bài lab:
+#
+# ```
+# autograder check lab1
+# ```
+#
+# Chúng so sánh một vài kết quả của bạn với đáp án đã lưu. Khi chấm điểm, các **bài kiểm thử ẩn** cũng được chạy: trên
+# các kích thước và đầu vào khác, so với lời giải tham chiếu, so với `FlopCounterMode` của PyTorch, và trên thời gian đo
+# thật của bạn (đo từ bên ngoài code của bạn).
+#
+# Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, từng câu hỏi một;
+# `grader.check_all()` chạy tất cả.
+#
+# Tạo tệp zip để nộp bằng
+#
+# ```
+# autograder submit lab1
+# ```
+#
+# Tệp zip chứa `flops.py` và `costs.py` (kèm mã băm của chúng), không gì khác.

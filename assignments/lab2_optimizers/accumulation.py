@@ -18,6 +18,11 @@ so each micro-batch's mean loss is scaled by b_j / B before backward (that
 is 1/k when all micro-batches have the same size).  Batches are dicts
 ``{"x": (B, d_in) float tensor, "y": (B,) int64 tensor}`` as made by
 ``lab2_models.make_batch``.
+
+Tóm tắt (tiếng Việt): cài đặt mọi hàm đang raise NotImplementedError. Batch B
+mẫu được xử lý thành k micro-batch tối đa b mẫu; mất mát trung bình của
+micro-batch j được nhân với b_j / B (= 1/k khi bằng nhau) trước backward. Batch
+là dict ``{"x": (B, d_in) float tensor, "y": (B,) int64 tensor}``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ def split_batch(*, batch: dict[str, torch.Tensor], micro_batch_size: int) -> lis
     ``j*b ... min((j+1)*b, B) - 1``, so only the last one may be shorter.
     Each micro-batch is a dict with the same keys as ``batch``.
     Returns k = ceil(B / b) micro-batches.
+
+    Tóm tắt (tiếng Việt): chia batch thành k = ceil(B / b) micro-batch liên
+    tiếp, giữ nguyên thứ tự, chỉ micro-batch cuối có thể ngắn hơn; mỗi
+    micro-batch là dict cùng khoá với ``batch``.
     """
     raise NotImplementedError
 
@@ -69,5 +78,10 @@ def accumulate_and_step(
     t applied (keys and shapes as in ``state_dict``), ``params`` are the
     parameters after the last step.  Tensors are detached copies in the
     config's dtype.
+
+    Tóm tắt (tiếng Việt): SGD(lr) thuần; với mỗi batch lớn: ``split_batch``, mỗi
+    micro-batch backward một lần với mất mát nhân b_j / B, ghi gradient tích luỹ,
+    bước một lần; gradient không rò sang batch sau. Trả về ``"grads"`` (dict mỗi
+    bước) và ``"params"``: bản sao detach, theo dtype của config.
     """
     raise NotImplementedError

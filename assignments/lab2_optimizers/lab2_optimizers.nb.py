@@ -28,6 +28,22 @@
 #
 # You edit `optimizers.py` and `accumulation.py`; their docstrings are the contract (every convention the grader uses is written there). `lab2_models.py` is given: a tiny seeded classifier and its data. The whole notebook runs on a CPU in well under a minute.
 
+# %% [markdown] tags=["vi"]
+# # Lab 2: bộ tối ưu và batch (sổ tay thực hành)
+#
+# *Machine Learning Systems*, Tập I, Chương 8 "Model Training" (huấn luyện mô hình), các mục 3, 4, 6 và 8.
+#
+# Trong bài lab này, bạn viết các thành phần của một bước huấn luyện nằm *sau* lượt ngược:
+#
+# 1. **các quy tắc cập nhật** của SGD, động lượng (momentum), RMSprop và Adam, bằng NumPy, với trạng thái của bộ tối ưu được truyền vào và trả ra một cách tường minh;
+# 2. **quỹ đạo** của chúng trên một mặt mất mát 2 chiều;
+# 3. **bộ nhớ dành cho trạng thái bộ tối ưu**: quy tắc 1×/2×/2×/3×, được kiểm chứng trên các bộ tối ưu `torch.optim` thật;
+# 4. **nhiễu gradient**: vì sao nhiễu của gradient mini-batch giảm theo 1/√B;
+# 5. **lịch tốc độ học của GPT-2 XL** và cắt gradient (gradient clipping);
+# 6. **tích luỹ gradient**, cùng hai lỗi mà chương sách cảnh báo.
+#
+# Bạn sửa `optimizers.py` và `accumulation.py`; docstring của chúng là bản hợp đồng (mọi quy ước mà trình chấm sử dụng đều được ghi ở đó). `lab2_models.py` được cho sẵn: một bộ phân loại rất nhỏ với seed cố định, cùng dữ liệu của nó. Toàn bộ sổ tay chạy trên CPU, dưới 1 phút và còn dư nhiều thời gian.
+
 # %% [markdown] tags=["en"]
 # ### Setup, and checking as you go
 #
@@ -35,6 +51,17 @@
 # [otter-grader](https://otter-grader.readthedocs.io)'s checker. After each exercise a cell `grader.check("...")`
 # runs that question's **public tests** on your files in this folder and shows what failed: the same tests as
 # `autograder check lab2`, one question at a time.
+
+# %% [markdown] tags=["vi"]
+# ### Thiết lập, và kiểm tra trong lúc làm
+#
+# Ô tiếp theo tìm các tệp của bài lab này (kể cả khi sổ tay được mở ở nơi khác, ví dụ trên Colab) và khởi động
+# bộ kiểm tra của [otter-grader](https://otter-grader.readthedocs.io). Sau mỗi bài tập, một ô `grader.check("...")`
+# chạy các **bài kiểm thử công khai** (public tests) của câu hỏi đó trên các tệp của bạn trong thư mục này và cho biết
+# những gì chưa đạt: đó chính là các bài kiểm thử của `autograder check lab2`, chạy mỗi lần một câu hỏi.
+#
+# Các thông báo do `grader.check` in ra sẽ bằng tiếng Việt khi biến môi trường `IRONLAW_LANG=vi` được đặt. Trong Jupyter,
+# sổ tay này (`*.vi.ipynb`) tự chọn tiếng Việt; ở nơi khác (ví dụ Colab), hãy chạy `%env IRONLAW_LANG=vi` trước ô thiết lập.
 
 # %%
 # Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
@@ -80,6 +107,20 @@ import accumulation
 #
 # Implement `sgd_step`, `rmsprop_step` and `adam_step`. The cell below replays the same 50 gradients through your Adam and through `torch.optim.Adam`; the grader does the same for every rule, over many steps, to about 1e-6.
 
+# %% [markdown] tags=["vi"]
+# ## 1. Các quy tắc cập nhật (bộ tối ưu), mục 3
+#
+# Với gradient $g_t$ (cộng thêm suy giảm trọng số (weight decay) $\lambda\theta$ khi được yêu cầu), các quy tắc của PyTorch là
+#
+# | quy tắc | trạng thái | cập nhật |
+# |---|---|---|
+# | SGD | không có | $\theta \leftarrow \theta - \eta g$ |
+# | động lượng (momentum) | $b$ (khởi đầu **bằng gradient đầu tiên**) | $b \leftarrow \mu b + g,\ \theta \leftarrow \theta - \eta b$ |
+# | RMSprop | $s$ (khởi đầu bằng 0) | $s \leftarrow \alpha s + (1-\alpha) g^2,\ \theta \leftarrow \theta - \eta\, g / (\sqrt{s} + \epsilon)$ |
+# | Adam | $m, v$, bước $t$ | $\hat m = m/(1-\beta_1^t),\ \hat v = v/(1-\beta_2^t),\ \theta \leftarrow \theta - \eta\, \hat m / (\sqrt{\hat v} + \epsilon)$ |
+#
+# Hãy cài đặt `sgd_step`, `rmsprop_step` và `adam_step`. Ô bên dưới cho cùng 50 gradient chạy lại qua Adam của bạn và qua `torch.optim.Adam`; trình chấm làm điều tương tự cho mọi quy tắc, qua nhiều bước, với sai lệch khoảng 1e-6.
+
 # %%
 rng = np.random.default_rng(0)
 theta0 = rng.normal(size=(4, 3))
@@ -111,6 +152,16 @@ grader.check("update_rules")
 #
 # Implement `loss_surface` and `trajectory`, then compare the four optimizers.
 
+# %% [markdown] tags=["vi"]
+# ## 2. Quỹ đạo trên mặt mất mát, mục 3
+#
+# Hai mặt được đặt tên (chọn theo tên; công thức nằm trong docstring của `loss_surface`):
+#
+# * `"quadratic"`: $f = \tfrac12 x^2 + 10 y^2$, độ cong 1 và 20: một cái bát có điều kiện xấu (ill-conditioned). Kích thước bước bị giới hạn bởi hướng dốc ($\eta < 2/20$), nên việc tiến dọc theo hướng thoải diễn ra chậm.
+# * `"rosenbrock"`: $f = (1-x)^2 + 100(y-x^2)^2$, một thung lũng hẹp và cong, có cực tiểu tại (1, 1).
+#
+# Hãy cài đặt `loss_surface` và `trajectory`, rồi so sánh bốn bộ tối ưu.
+
 # %%
 runs = {
     "quadratic": ((-2.0, 1.0), 50, (0.0, 0.0), {"sgd": {"lr": 0.09}, "momentum": {"lr": 0.02}, "rmsprop": {"lr": 0.05}, "adam": {"lr": 0.1}}),
@@ -136,6 +187,9 @@ plt.show()
 # %% [markdown] tags=["en"]
 # Things to notice: on the quadratic, SGD zig-zags across the steep direction (its step size is capped by the curvature 20); momentum gathers speed but overshoots and circles in; RMSprop and Adam divide each coordinate by its own gradient scale, so both directions shrink at a similar rate. On Rosenbrock every method finds the valley quickly and then crawls along its floor toward (1, 1); the loss curves show who crawls fastest. Try other learning rates: where does SGD diverge on the quadratic?
 
+# %% [markdown] tags=["vi"]
+# Những điều cần để ý: trên mặt bậc hai (quadratic), SGD đi zig-zag qua lại theo hướng dốc (kích thước bước của nó bị chặn bởi độ cong 20); động lượng tăng tốc dần nhưng vượt quá đích rồi lượn vòng vào dần; RMSprop và Adam chia mỗi toạ độ cho độ lớn gradient của riêng toạ độ đó, nên cả hai hướng đều co lại với tốc độ tương tự nhau. Trên Rosenbrock, mọi phương pháp đều nhanh chóng tìm ra thung lũng rồi bò chậm dọc theo đáy thung lũng về phía (1, 1); các đường cong mất mát cho thấy phương pháp nào bò nhanh nhất. Hãy thử các tốc độ học khác: từ tốc độ học nào thì SGD phân kỳ trên mặt bậc hai?
+
 # %%
 grader.check("trajectories")
 
@@ -145,6 +199,13 @@ grader.check("trajectories")
 # Per parameter, SGD keeps nothing extra, momentum one buffer, RMSprop one square average, Adam two moments. Counting parameters plus state: **1×, 2×, 2×, 3×** the parameter memory. For 100M parameters in FP32, Adam's state alone is 800 MB. The work per parameter per step grows the same way: about 2, 3, 4 and 5 operations.
 #
 # Implement `optimizer_memory` (the rule) and `optimizer_state_footprint`, which builds a real `torch.optim` optimizer, takes one step, and counts what it actually keeps.
+
+# %% [markdown] tags=["vi"]
+# ## 3. Trạng thái bộ tối ưu và bộ nhớ của nó, mục 3
+#
+# Với mỗi tham số, SGD không giữ thêm gì, động lượng giữ một bộ đệm, RMSprop một trung bình bình phương, Adam hai moment. Tính cả tham số lẫn trạng thái: **1×, 2×, 2×, 3×** bộ nhớ của tham số. Với 100M tham số ở FP32, riêng trạng thái của Adam đã chiếm 800 MB. Khối lượng tính toán cho mỗi tham số ở mỗi bước cũng tăng theo cách tương tự: khoảng 2, 3, 4 và 5 phép toán.
+#
+# Hãy cài đặt `optimizer_memory` (quy tắc) và `optimizer_state_footprint`; hàm sau tạo một bộ tối ưu `torch.optim` thật, thực hiện một bước, rồi đếm những gì nó thực sự lưu giữ.
 
 # %%
 for name in optimizers.OPTIMIZERS:
@@ -174,6 +235,11 @@ grader.check("optimizer_state")
 #
 # The mini-batch gradient is a mean of B per-example gradients, so its standard deviation falls as $\sigma/\sqrt{B}$: on a log-log plot, a line of slope −0.5. Implement `gradient_noise` exactly as its docstring describes (the grader replays it), then fit the slope.
 
+# %% [markdown] tags=["vi"]
+# ## 4. Nhiễu gradient, mục 3
+#
+# Gradient mini-batch là trung bình của B gradient theo từng mẫu, nên độ lệch chuẩn của nó giảm theo $\sigma/\sqrt{B}$: trên đồ thị log-log, đó là một đường thẳng có hệ số góc −0.5. Hãy cài đặt `gradient_noise` đúng như docstring của nó mô tả (trình chấm chạy lại đúng thí nghiệm đó), rồi khớp hệ số góc.
+
 # %%
 batch_sizes = [1, 2, 4, 8, 16, 32, 64, 128]
 noise = optimizers.gradient_noise(config=optimizers.NOISE_CONFIG, batch_sizes=batch_sizes, trials=50, pool_size=512, seed=0)
@@ -187,6 +253,9 @@ plt.xlabel("batch size B"); plt.ylabel("gradient noise (std)"); plt.legend(); pl
 # %% [markdown] tags=["en"]
 # Quadrupling the batch only halves the noise; this diminishing return is one reason large-batch training needs a retuned learning rate.
 
+# %% [markdown] tags=["vi"]
+# Tăng batch lên gấp bốn chỉ làm nhiễu giảm một nửa; lợi ích giảm dần này là một lý do khiến huấn luyện với batch lớn cần chỉnh lại tốc độ học.
+
 # %%
 grader.check("gradient_noise")
 
@@ -194,6 +263,11 @@ grader.check("gradient_noise")
 # ## 5. GPT-2 XL's learning-rate schedule (lịch tốc độ học), section 4
 #
 # GPT-2 XL trains with Adam, β = (0.9, 0.999), weight decay 0.01 and gradient clipping at global norm 1.0. The learning rate warms up linearly from 0 to 2.5e-4 over 500 steps, then follows a cosine down to a floor (0 by default; the chapter does not state it) at step 50,000. Implement `lr_schedule` and `clip_grad_norm`.
+
+# %% [markdown] tags=["vi"]
+# ## 5. Lịch tốc độ học của GPT-2 XL, mục 4
+#
+# GPT-2 XL được huấn luyện bằng Adam, β = (0.9, 0.999), suy giảm trọng số (weight decay) 0.01 và cắt gradient ở chuẩn toàn cục (global norm) 1.0. Tốc độ học tăng tuyến tính (warmup) từ 0 lên 2.5e-4 trong 500 bước, rồi giảm theo đường cosin xuống một mức sàn (mặc định là 0; chương sách không nêu mức này) tại bước 50,000. Hãy cài đặt `lr_schedule` và `clip_grad_norm`.
 
 # %%
 print(optimizers.GPT2_XL)
@@ -231,6 +305,25 @@ grader.check("schedule")
 # A third pitfall: with a short last micro-batch, averaging the per-micro-batch means with weight 1/k is not the mean over examples.
 #
 # Implement `split_batch` and `accumulate_and_step`, then compare with the big-batch gradient.
+
+# %% [markdown] tags=["vi"]
+# ## 6. Tích luỹ gradient, mục 6 và 8
+#
+# Khi một batch gồm B mẫu không vừa bộ nhớ, hãy chạy k micro-batch, mỗi micro-batch b mẫu, gọi `backward()` trên từng micro-batch để các gradient cộng dồn vào `.grad`, rồi cập nhật một lần. Cấu hình của GPT-2: micro-batch 16 × 4 bước tích luỹ × 8 GPU = batch hiệu dụng 512.
+#
+# Để tổng này đúng bằng gradient của batch lớn, mất mát trung bình của mỗi micro-batch phải được nhân với $b_j/B$ (= 1/k khi các micro-batch có kích thước bằng nhau):
+# $$\nabla L = \frac1k \sum_j \frac1b \sum_{i \in j} \nabla \ell_i.$$
+#
+# Thời gian: chương sách viết thời gian cho mỗi lần cập nhật là $k\,T_\text{micro} + (k-1)\,T_\text{sync}$. Trong huấn luyện song song dữ liệu (data-parallel), mỗi lần `backward()` đều all-reduce các gradient; $k-1$ lần đồng bộ của các micro-batch trung gian là công sức lãng phí, và bọc các lượt ngược đó trong `no_sync()` sẽ loại bỏ chúng, chỉ còn một lần đồng bộ cho mỗi lần cập nhật.
+#
+# Chương sách nêu tên hai lỗi, và các bài kiểm thử ẩn kiểm tra cả hai:
+#
+# * **(A)** cộng các gradient của micro-batch mà không chia cho k: gradient lớn gấp k lần;
+# * **(B)** đặt `zero_grad()` sai chỗ: gradient của bước trước rò sang bước sau.
+#
+# Cạm bẫy thứ ba: khi micro-batch cuối ngắn hơn, lấy trung bình các giá trị trung bình của từng micro-batch với trọng số 1/k không cho ra giá trị trung bình trên các mẫu.
+#
+# Hãy cài đặt `split_batch` và `accumulate_and_step`, rồi so sánh với gradient của batch lớn.
 
 # %%
 print("GPT-2 effective batch:", 16 * 4 * 8)
@@ -277,3 +370,10 @@ grader.check("accumulation_uneven")
 # * Run the public tests on your working copy: `autograder check lab2` (a per-question table with hints; a few seconds). In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
 # * The public tests compare with stored snapshots on fixed inputs. **Hidden tests run at grading**: they replay your update rules against `torch.optim` over many steps, check your trajectories, state counts, noise slope and schedule on fresh seeded inputs, and check gradient accumulation for the k× and stale-gradient bugs and for a short last micro-batch.
 # * Build the file to upload with `autograder submit lab2`; it holds only `optimizers.py` and `accumulation.py`.
+
+# %% [markdown] tags=["vi"]
+# ## Cách kiểm tra và nộp bài
+#
+# * Chạy các bài kiểm thử công khai trên bản làm việc của bạn: `autograder check lab2` (một bảng theo từng câu hỏi, kèm gợi ý; mất vài giây). Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, mỗi lần một câu hỏi; `grader.check_all()` chạy tất cả.
+# * Các bài kiểm thử công khai so sánh với kết quả mẫu đã lưu (snapshot) trên những đầu vào cố định. **Các bài kiểm thử ẩn chạy khi chấm điểm**: chúng cho các quy tắc cập nhật của bạn chạy lại song song với `torch.optim` qua nhiều bước, kiểm tra quỹ đạo, số liệu trạng thái, hệ số góc của nhiễu và lịch tốc độ học của bạn trên các đầu vào mới với seed cố định, và kiểm tra tích luỹ gradient để phát hiện lỗi gấp k lần, lỗi gradient cũ (stale gradient), cũng như trường hợp micro-batch cuối ngắn hơn.
+# * Tạo tệp để nộp bằng `autograder submit lab2`; tệp này chỉ chứa `optimizers.py` và `accumulation.py`.

@@ -18,6 +18,11 @@ Conventions used everywhere in this file:
   grader can replay the same gradients through ``torch.optim`` and compare.
 * Optimizer names: ``"sgd"`` (no momentum), ``"momentum"`` (SGD with
   momentum), ``"rmsprop"``, ``"adam"``.
+
+Tóm tắt (tiếng Việt): cài đặt mọi hàm đang raise NotImplementedError; docstring
+là hợp đồng, mọi hàm được gọi bằng đối số từ khoá. Mảng NumPy ``float64``, trả
+về mảng mới, không sửa đầu vào; trạng thái là dict tên khoá như PyTorch (``{}``
+trước bước đầu), theo mặc định của ``torch.optim``.
 """
 
 from __future__ import annotations
@@ -69,6 +74,11 @@ def sgd_step(
 
     Returns ``(new_params, new_state)``; ``new_params`` has params' shape,
     dtype float64.
+
+    Tóm tắt (tiếng Việt): g = grads + weight_decay * params; momentum == 0:
+    ``params - lr * g``, trạng thái ``{}``; momentum > 0: bước đầu buf = g (không
+    nhân 1 - momentum), rồi buf = momentum * buf + g, ``params - lr * buf``, trạng
+    thái ``{"momentum_buffer": buf}``. Trả về ``(new_params, new_state)``, float64.
     """
     raise NotImplementedError
 
@@ -93,6 +103,11 @@ def rmsprop_step(
     * ``step`` counts the steps taken, 1 after the first call.
 
     Returns ``(new_params, {"step": int, "square_avg": array})``.
+
+    Tóm tắt (tiếng Việt): g = grads + weight_decay * params; square_avg bắt đầu
+    từ 0, square_avg = alpha * square_avg + (1 - alpha) * g**2; cập nhật
+    ``params - lr * g / (sqrt(square_avg) + eps)`` (eps ngoài căn); step = 1 sau
+    lần gọi đầu. Trả về ``(new_params, {"step": int, "square_avg": array})``.
     """
     raise NotImplementedError
 
@@ -119,6 +134,11 @@ def adam_step(
       after the bias correction, outside the square root.
 
     Returns ``(new_params, {"step": t, "exp_avg": array, "exp_avg_sq": array})``.
+
+    Tóm tắt (tiếng Việt): g = grads + weight_decay * params (L2 ghép, không phải
+    AdamW); hai moment bắt đầu từ 0, t = 1 ở lần gọi đầu; cập nhật
+    ``params - lr * m_hat / (sqrt(v_hat) + eps)`` (eps ngoài căn). Trả về
+    ``(new_params, {"step": t, "exp_avg": array, "exp_avg_sq": array})``.
     """
     raise NotImplementedError
 
@@ -134,6 +154,11 @@ def loss_surface(*, surface: str, xy: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
     Returns ``(loss, grad)``: loss has shape (...), grad has shape (..., 2)
     with grad[..., 0] = df/dx and grad[..., 1] = df/dy; both float64.
+
+    Tóm tắt (tiếng Việt): mất mát và gradient của mặt ``"quadratic"`` hoặc
+    ``"rosenbrock"`` tại các điểm ``xy`` shape (..., 2). Trả về
+    ``(loss, grad)``: loss shape (...), grad shape (..., 2) với grad[..., 0] =
+    df/dx, grad[..., 1] = df/dy; cả hai float64.
     """
     raise NotImplementedError
 
@@ -151,6 +176,11 @@ def trajectory(*, surface: str, optimizer: str, start: tuple[float, float], step
 
     Returns the points visited, shape (steps + 1, 2), float64; row 0 is
     ``start``.
+
+    Tóm tắt (tiếng Việt): chạy ``steps`` bước của bộ tối ưu trên mặt mất mát, từ
+    ``start``, với gradient chính xác của ``loss_surface``; ``"sgd"`` và
+    ``"momentum"`` dùng ``sgd_step`` (momentum mặc định 0.9). Trả về các điểm đã
+    đi qua, shape (steps + 1, 2), float64; hàng 0 là ``start``.
     """
     raise NotImplementedError
 
@@ -168,6 +198,11 @@ def optimizer_memory(*, num_params: int, optimizer: str, bytes_per_value: int = 
     Returns ``{"param_bytes": int, "state_bytes": int, "total_bytes": int,
     "multiple": int}`` where total = param + state and multiple =
     total / param (1 for SGD, and so on).
+
+    Tóm tắt (tiếng Việt): bộ nhớ tham số cộng trạng thái theo quy tắc của
+    chương, mỗi giá trị ``bytes_per_value`` byte; không tính gradient và bộ đếm
+    step. Trả về các int ``"param_bytes"``, ``"state_bytes"``, ``"total_bytes"``
+    = param + state và ``"multiple"`` = total / param (1 với SGD, ...).
     """
     raise NotImplementedError
 
@@ -198,6 +233,11 @@ def optimizer_state_footprint(*, config: dict, optimizer: str, hparams: dict) ->
     * ``"state_keys"``: the sorted list of distinct keys found in the state
       of any parameter, bookkeeping included (``[]`` if none);
     * ``"multiple"``: (param_bytes + state_bytes) / param_bytes (float).
+
+    Tóm tắt (tiếng Việt): tạo bộ tối ưu ``torch.optim`` thật theo tên, bước một
+    lần; chỉ đếm tensor trạng thái đúng shape của p (numel, numel *
+    element_size() byte), vẫn liệt kê mọi khoá. Trả về số phần tử/byte (int) của
+    tham số và trạng thái, ``"state_keys"`` đã sắp xếp, ``"multiple"`` (float).
     """
     raise NotImplementedError
 
@@ -223,6 +263,11 @@ def gradient_noise(*, config: dict, batch_sizes: list[int], trials: int, pool_si
 
     Returns ``{"std": np.ndarray (len(batch_sizes),) float64, "slope": float,
     "intercept": float}``.  Theory says the slope is -0.5.
+
+    Tóm tắt (tiếng Việt): làm đúng thí nghiệm trên (một rng tạo một lần, ``idx``
+    rút có hoàn lại); std(B) = căn của tổng phương sai (ddof=1) theo toạ độ;
+    khớp ``np.polyfit(np.log(B), np.log(std), 1)``. Trả về
+    ``{"std": (len(batch_sizes),) float64, "slope": float, "intercept": float}``.
     """
     raise NotImplementedError
 
@@ -246,6 +291,10 @@ def lr_schedule(
 
     With the defaults (GPT-2 XL): 0 at step 0, 1.25e-4 at step 250, 2.5e-4
     at step 500, 1.25e-4 at step 25,250, ``min_lr`` at 50,000 and after.
+
+    Tóm tắt (tiếng Việt): warmup tuyến tính ``peak_lr * step / warmup_steps``
+    khi step < warmup_steps, rồi giảm theo cosin từ ``peak_lr`` xuống ``min_lr``
+    tại ``total_steps``, sau đó giữ ``min_lr``. Trả về mảng (N,) float64.
     """
     raise NotImplementedError
 
@@ -258,5 +307,10 @@ def clip_grad_norm(*, grads: list[np.ndarray], max_norm: float) -> dict:
 
     Returns ``{"grads": list of arrays (same shapes, float64),
     "total_norm": float}``; total_norm is the norm *before* clipping.
+
+    Tóm tắt (tiếng Việt): total_norm = chuẩn L2 toàn cục của mọi mảng; nhân mọi
+    mảng với ``min(1, max_norm / (total_norm + 1e-6))``. Trả về
+    ``{"grads": list mảng float64 cùng shape, "total_norm": float}``; total_norm
+    là chuẩn *trước* khi cắt.
     """
     raise NotImplementedError

@@ -32,6 +32,26 @@
 # Your code goes in **`memory.py`**; each function's docstring is the contract (units, what to count, return keys).
 # `lab3_models.py` is shipped: it builds the small seeded models from a plain config dict. **GB means 10⁹ bytes** throughout; a V100's 32 GiB is 34.4 GB.
 
+# %% [markdown] tags=["vi"]
+# # Lab 3: Bộ nhớ huấn luyện (training memory)
+#
+# *Machine Learning Systems*, Tập I, Chương 8 "Model Training" (huấn luyện mô hình). Sổ tay thực hành này chạy trên CPU, dưới 1 phút.
+#
+# Bộ nhớ huấn luyện gồm **bốn số hạng** (trọng số, gradient, trạng thái bộ tối ưu, giá trị kích hoạt):
+#
+# $$\text{memory} = \text{weights} + \text{gradients} + \text{optimizer state} + \text{activations}$$
+#
+# Bạn sẽ:
+# 1. đo bốn số hạng trên một mô hình PyTorch thật (dù rất nhỏ), và đếm giá trị kích hoạt bằng hai loại hook;
+# 2. suy ra **16 byte mỗi tham số** của Adam với độ chính xác hỗn hợp (112 GB với 7B tham số);
+# 3. dùng công thức giá trị kích hoạt cho mỗi lớp $s\,b\,h\,(34 + 5\,a\,s/h)$;
+# 4. đọc FP32 / FP16 / BF16 từ `torch.finfo`, xem gradient bị tràn dưới (underflow) trong FP16 và loss scaling (nhân tỉ lệ loss) đưa chúng trở lại;
+# 5. đo lưu điểm giá trị kích hoạt (activation checkpointing) bằng `torch.utils.checkpoint`;
+# 6. đưa GPT-2 XL vừa vào một V100 32 GiB.
+#
+# Mã của bạn nằm trong **`memory.py`**; docstring của mỗi hàm là hợp đồng chấm điểm (đơn vị, đếm những gì, các khoá trả về).
+# `lab3_models.py` được cung cấp sẵn: nó dựng các mô hình nhỏ với seed cố định từ một dict cấu hình đơn giản. Trong cả bài, **GB nghĩa là 10⁹ byte**; 32 GiB của một V100 là 34.4 GB.
+
 # %% [markdown] tags=["en"]
 # ### Setup, and checking as you go
 #
@@ -39,6 +59,16 @@
 # [otter-grader](https://otter-grader.readthedocs.io)'s checker. After each exercise a cell `grader.check("...")`
 # runs that question's **public tests** on your files in this folder and shows what failed: the same tests as
 # `autograder check lab3`, one question at a time.
+
+# %% [markdown] tags=["vi"]
+# ### Thiết lập, và kiểm tra trong lúc làm
+#
+# Ô tiếp theo tìm các tệp của bài lab này (kể cả khi sổ tay được mở ở nơi khác, ví dụ trên Colab) và khởi động
+# bộ kiểm tra của [otter-grader](https://otter-grader.readthedocs.io). Sau mỗi bài tập, một ô `grader.check("...")`
+# chạy các **bài kiểm thử công khai** (public tests) của câu hỏi đó trên các tệp của bạn trong thư mục này và cho biết
+# phần nào chưa đạt: cùng các bài kiểm thử như `autograder check lab3`, mỗi lần một câu hỏi.
+# Các thông báo do `grader.check` in ra là tiếng Việt khi biến môi trường `IRONLAW_LANG=vi` được đặt; trong Jupyter,
+# sổ tay này (`*.vi.ipynb`) tự chọn tiếng Việt, còn ở nơi khác (ví dụ Colab) hãy chạy `%env IRONLAW_LANG=vi` trước ô thiết lập.
 
 # %%
 # Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
@@ -81,6 +111,16 @@ print(lab3_models.GPT_DEFAULTS)
 # * **optimizer state**: what `torch.optim` keeps after one step (Adam: m and v; the scalar `step` counter is left out);
 # * **activations**: what autograd saved for backward during the forward pass, counted with `torch.autograd.graph.saved_tensors_hooks`.
 
+# %% [markdown] tags=["vi"]
+# ## 1. Bốn số hạng, đo thực tế
+#
+# `measure_four_terms` dựng mô hình từ một cấu hình, chạy một lượt xuôi tới loss, một lượt ngược và một bước của bộ tối ưu, rồi báo cáo số byte:
+#
+# * **trọng số** (weights): mỗi tham số một lần (GPT nhỏ dùng chung (tie) trọng số của đầu LM với embedding token, như GPT-2: một tensor, đếm một lần);
+# * **gradient**: mọi `p.grad` sau lượt ngược (tham số bị đóng băng không có gradient);
+# * **trạng thái bộ tối ưu** (optimizer state): những gì `torch.optim` giữ lại sau một bước (Adam: m và v; bộ đếm vô hướng `step` không được tính);
+# * **giá trị kích hoạt** (activations): những gì autograd lưu cho lượt ngược trong lượt xuôi, đếm bằng `torch.autograd.graph.saved_tensors_hooks`.
+
 # %%
 adam = {"name": "adam", "lr": 1e-3}
 terms = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer=adam)
@@ -93,6 +133,9 @@ for name in ("sgd", "momentum", "adam"):
 
 # %% [markdown] tags=["en"]
 # A stacked bar of the four terms for tiny GPTs of growing width. Weights, gradients and Adam state grow with the parameter count (×1, ×1, ×2); activations grow with batch × sequence × width, and the attention part with the sequence squared.
+
+# %% [markdown] tags=["vi"]
+# Biểu đồ cột chồng của bốn số hạng cho các GPT nhỏ có độ rộng tăng dần. Trọng số, gradient và trạng thái Adam tăng theo số tham số (×1, ×1, ×2); giá trị kích hoạt tăng theo batch × độ dài chuỗi × độ rộng, và phần attention tăng theo bình phương độ dài chuỗi.
 
 # %%
 widths = [16, 32, 64, 128]
@@ -119,6 +162,12 @@ grader.check("four_terms")
 # * `saved_tensors_hooks(pack, unpack)` sees **exactly** the tensors autograd keeps for backward: layer inputs, the softmax output, GELU inputs, the loss's log-probabilities, index tensors and masks. Parameters are saved too (a `Linear` needs its weight to compute the input gradient) but they are weights, not activations, so they are left out; several saves can share one storage (a view, or one tensor saved by two ops), and that memory is held only once.
 # * Forward hooks on the leaf modules see **module outputs**. They miss what is saved *inside* functional code (the attention scores and softmax of the attention layer, the loss), and they count outputs that nobody saves.
 
+# %% [markdown] tags=["vi"]
+# ### Hai cách đếm giá trị kích hoạt
+#
+# * `saved_tensors_hooks(pack, unpack)` thấy **chính xác** các tensor mà autograd giữ lại cho lượt ngược: đầu vào của các lớp, đầu ra softmax, đầu vào GELU, log-xác suất của loss, các tensor chỉ số và mặt nạ (mask). Tham số cũng được lưu (một `Linear` cần trọng số của nó để tính gradient theo đầu vào) nhưng chúng là trọng số, không phải giá trị kích hoạt, nên bị loại ra; nhiều lần lưu có thể dùng chung một vùng lưu trữ (storage) (một view, hoặc một tensor được hai phép toán cùng lưu), và vùng nhớ đó chỉ bị chiếm một lần.
+# * Forward hook trên các module lá thấy **đầu ra của module**. Chúng bỏ sót những gì được lưu *bên trong* mã dạng hàm (functional) (điểm attention và softmax của lớp attention, loss), và lại đếm cả những đầu ra không ai lưu.
+
 # %%
 counts = memory.activation_hook_counts(config={"kind": "gpt"}, batch_size=4)
 for k, v in counts.items():
@@ -132,6 +181,11 @@ grader.check("activation_hooks")
 # ## 2. Sixteen bytes per parameter
 #
 # Mixed-precision Adam keeps, per parameter: FP16 weights (2) + FP16 gradients (2) + an FP32 master copy (4) + Adam m (4) + Adam v (4) = **16 bytes**. All-FP32 Adam is 4 + 4 + 8 = 16 too. (Megatron-LM keeps FP32 gradients: 18. Dropping the master copy gives 12, and loses small updates, as Part 4 shows.) Activations are not in the 16: they depend on the batch.
+
+# %% [markdown] tags=["vi"]
+# ## 2. Mười sáu byte mỗi tham số
+#
+# Adam với độ chính xác hỗn hợp giữ, cho mỗi tham số: trọng số FP16 (2) + gradient FP16 (2) + một bản sao chính (master copy) FP32 (4) + Adam m (4) + Adam v (4) = **16 byte**. Adam hoàn toàn FP32 cũng là 4 + 4 + 8 = 16. (Megatron-LM giữ gradient ở FP32: 18. Bỏ bản sao chính thì còn 12, nhưng mất các cập nhật nhỏ, như Phần 4 cho thấy.) Giá trị kích hoạt không nằm trong con số 16: chúng phụ thuộc vào batch.
 
 # %%
 for scheme in ("mixed_adam", "fp32_adam", "mixed_adam_fp32_grads"):
@@ -150,6 +204,13 @@ grader.check("bytes_per_param")
 # Korthikanti et al. count, per layer in FP16 bytes: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
 # The 5 is the attention score matrix (ma trận điểm attention): 2 bytes for the $QK^T$ scores, 2 for the softmax output, 1 for the dropout mask, each $b \times a \times s \times s$.
 # **Selective recomputation** re-derives those and keeps $34\,sbh$; **full recomputation** keeps only the layer input, $2\,sbh$.
+
+# %% [markdown] tags=["vi"]
+# ## 3. Giá trị kích hoạt của mỗi lớp transformer
+#
+# Korthikanti và cộng sự đếm, cho mỗi lớp, theo byte FP16: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
+# Số 5 là ma trận điểm attention (attention score matrix): 2 byte cho điểm $QK^T$, 2 cho đầu ra softmax, 1 cho mặt nạ dropout, mỗi tensor có kích thước $b \times a \times s \times s$.
+# **Tính lại có chọn lọc** (selective recomputation) tính lại các tensor đó và giữ $34\,sbh$; **tính lại toàn bộ** (full recomputation) chỉ giữ đầu vào của lớp, $2\,sbh$.
 
 # %%
 xl = dict(s=1024, b=8, h=1600, a=25)  # GPT-2 XL, micro-batch 8
@@ -171,6 +232,9 @@ ax.legend(); plt.show()
 
 # %% [markdown] tags=["en"]
 # The same four terms at real scale: GPT-2 small, medium, large and XL with mixed-precision Adam, micro-batch 8, sequence 1024. Weights are 2 bytes/parameter, gradients 2, optimizer state (master + m + v) 12.
+
+# %% [markdown] tags=["vi"]
+# Cũng bốn số hạng đó ở quy mô thật: GPT-2 small, medium, large và XL với Adam độ chính xác hỗn hợp, micro-batch 8, độ dài chuỗi 1024. Trọng số 2 byte/tham số, gradient 2, trạng thái bộ tối ưu (bản sao chính + m + v) 12.
 
 # %%
 gpt2 = {  # name: (parameters, layers, d_model, heads)
@@ -199,6 +263,11 @@ grader.check("activation_formula")
 #
 # FP16 has 5 exponent bits: its largest value is 65504, normal numbers stop at 6.1e-5, and anything below half the smallest subnormal (6e-8 / 2) rounds to 0. BF16 keeps FP32's 8 exponent bits (same range) but only 7 mantissa bits (eps 7.8e-3).
 
+# %% [markdown] tags=["vi"]
+# ## 4. Định dạng số: FP32, FP16, BF16
+#
+# FP16 có 5 bit số mũ: giá trị lớn nhất là 65504, các số chuẩn (normal) dừng ở 6.1e-5, và mọi giá trị nhỏ hơn một nửa số dưới chuẩn (subnormal) nhỏ nhất (6e-8 / 2) đều bị làm tròn về 0. BF16 giữ 8 bit số mũ của FP32 (cùng phạm vi) nhưng chỉ có 7 bit phần định trị (mantissa) (eps 7.8e-3).
+
 # %%
 ranges = memory.format_ranges()
 print(f"{'':>9} {'max':>10} {'min normal':>11} {'min subnormal':>14} {'eps':>9}  bits(e,m)")
@@ -208,6 +277,9 @@ for name, r in ranges.items():
 
 # %% [markdown] tags=["en"]
 # Real gradients of a deep MLP with small initial weights shrink layer by layer. Cast to FP16, many of them flush to zero. **Loss scaling** multiplies the loss (and so every gradient) by $2^k$ before backward, which lifts them back into FP16's range; too large a scale overflows to inf instead.
+
+# %% [markdown] tags=["vi"]
+# Gradient thật của một MLP sâu với trọng số khởi tạo nhỏ co lại dần qua từng lớp. Khi ép sang FP16, nhiều gradient bị làm tròn về 0. **Loss scaling** (nhân tỉ lệ loss) nhân loss (và do đó mọi gradient) với $2^k$ trước lượt ngược, đưa chúng trở lại phạm vi của FP16; hệ số quá lớn thì ngược lại gây tràn trên (overflow) thành inf.
 
 # %%
 mlp = {"kind": "mlp"}
@@ -230,6 +302,9 @@ plt.tight_layout(); plt.show()
 # %% [markdown] tags=["en"]
 # Why master weights stay FP32: an Adam-sized update, lr × grad = 2.5e-4 × 1e-2, added to a weight near 1 is smaller than half of FP16's spacing there (≈ 4.9e-4), so the sum rounds back to the old weight.
 
+# %% [markdown] tags=["vi"]
+# Vì sao trọng số chính (master weights) giữ ở FP32: một cập nhật cỡ Adam, lr × grad = 2.5e-4 × 1e-2, cộng vào một trọng số gần 1 thì nhỏ hơn một nửa khoảng cách giữa hai số FP16 liền kề ở đó (≈ 4.9e-4), nên tổng bị làm tròn về đúng trọng số cũ.
+
 # %%
 rng = np.random.default_rng(0)
 w = rng.normal(0, 0.02, 10_000).astype(np.float32)
@@ -245,6 +320,11 @@ grader.check("number_formats")
 #
 # Keeping $k$ checkpoints among $N$ layers stores about $k + N/k$ layer-activations, for roughly one extra forward pass (+33% compute). The best $k$ is near $\sqrt N$: 48 layers with 7 checkpoints keep 13.9 units, a 71% saving.
 
+# %% [markdown] tags=["vi"]
+# ## 5. Lưu điểm (checkpointing) và tính lại (recompute)
+#
+# Giữ $k$ điểm lưu trong $N$ lớp thì phải lưu khoảng $k + N/k$ đơn vị giá trị kích hoạt của một lớp, với giá khoảng một lượt xuôi thêm (+33% tính toán). $k$ tốt nhất nằm gần $\sqrt N$: 48 lớp với 7 điểm lưu giữ 13.9 đơn vị, tiết kiệm 71%.
+
 # %%
 N = 48
 ks = np.arange(1, N + 1)
@@ -258,6 +338,9 @@ ax.set_xlabel("checkpoints k"); ax.set_ylabel("layer-activations kept"); ax.lege
 
 # %% [markdown] tags=["en"]
 # Now for real, with `torch.utils.checkpoint` on a 4-block tiny GPT. Each segment of blocks keeps only its input; in backward its forward runs again. A forward **pre**-hook counts the re-runs (non-reentrant checkpointing stops a recompute as soon as it has rebuilt what backward needs, so the forward may never return).
+
+# %% [markdown] tags=["vi"]
+# Giờ làm thật, với `torch.utils.checkpoint` trên một GPT nhỏ 4 khối. Mỗi đoạn (segment) gồm các khối chỉ giữ đầu vào của nó; trong lượt ngược, lượt xuôi của đoạn đó chạy lại. Một forward **pre**-hook đếm số lần chạy lại (lưu điểm kiểu non-reentrant dừng việc tính lại ngay khi đã dựng lại xong những gì lượt ngược cần, nên lượt xuôi có thể không bao giờ trả về).
 
 # %%
 cfg = {"kind": "gpt", "n_layers": 4, "d_model": 64}
@@ -283,6 +366,17 @@ grader.check("checkpointing")
 # | FP32 baseline | 95.7 GB | no |
 # | mixed precision | 59.9 GB | no |
 # | + checkpoint every 4 layers | 33.0 GB | yes |
+
+# %% [markdown] tags=["vi"]
+# ## 6. GPT-2 XL trên một V100
+#
+# GPT-2 XL (1.5e9 tham số, 48 lớp) với micro-batch 4 và độ dài chuỗi 1024 trên một V100 32 GiB = 34.4 GB:
+#
+# | Bước | Bộ nhớ | Vừa không? |
+# |---|---|---|
+# | FP32 cơ sở (baseline) | 95.7 GB | không |
+# | độ chính xác hỗn hợp | 59.9 GB | không |
+# | + lưu điểm mỗi 4 lớp | 33.0 GB | có |
 
 # %%
 V100 = 32 * 2**30
@@ -310,3 +404,10 @@ grader.check("v100")
 # * Check your work: in a terminal, run `autograder check lab3`. It runs the public tests against your `memory.py` and prints points per question with hints. In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
 # * The public tests are only a sample: more **hidden tests** run at grading, on other models, optimizers, batch sizes and shapes, and they compare with PyTorch itself (saved-tensor hooks, `torch.optim`, `torch.utils.checkpoint`). Follow the docstrings exactly.
 # * Submit: `autograder submit lab3` builds the zip to upload (it holds `memory.py` only; `lab3_models.py` is supplied by the grader).
+
+# %% [markdown] tags=["vi"]
+# ## Cách kiểm tra và nộp bài
+#
+# * Kiểm tra bài làm: trong terminal, chạy `autograder check lab3`. Lệnh này chạy các bài kiểm thử công khai trên `memory.py` của bạn và in điểm từng câu hỏi kèm gợi ý. Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, mỗi lần một câu hỏi; `grader.check_all()` chạy tất cả.
+# * Các bài kiểm thử công khai chỉ là một mẫu: khi chấm điểm còn nhiều **bài kiểm thử ẩn** (hidden tests) chạy thêm, trên các mô hình, bộ tối ưu, kích thước batch và shape khác, và chúng so sánh với chính PyTorch (saved-tensor hook, `torch.optim`, `torch.utils.checkpoint`). Hãy làm đúng theo docstring.
+# * Nộp bài: `autograder submit lab3` tạo tệp zip để tải lên (chỉ chứa `memory.py`; `lab3_models.py` do trình chấm cung cấp).

@@ -15,6 +15,11 @@ Units and conventions used everywhere in this file:
   ``lab3_models`` module from plain config dicts (see its docstring).  The
   batch is always ``make_batch(config, batch_size, seed=0)``.
 * The bytes of a tensor ``t`` are ``t.numel() * t.element_size()``.
+
+Tóm tắt (tiếng Việt): bộ nhớ huấn luyện = trọng số + gradient + trạng thái bộ
+tối ưu + giá trị kích hoạt.  Số byte là ``int`` (trừ khi docstring ghi float);
+GB = 10⁹ byte, GiB = 2³⁰ byte; byte của tensor ``t`` là ``t.numel() *
+t.element_size()``; batch luôn là ``make_batch(config, batch_size, seed=0)``.
 """
 
 from __future__ import annotations
@@ -61,6 +66,11 @@ def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
     Returns ``{"saved_bytes": int, "saved_tensors": int,
     "parameter_saves": int, "module_output_bytes": int}``.
     Remove your hooks before returning.
+
+    Tóm tắt (tiếng Việt): chạy ``forward_loss`` một lần với hai loại hook.
+    ``saved_tensors_hooks``: số lần ``pack``, số lần lưu tham số, và byte của
+    các storage **khác nhau** không phải tham số (giá trị kích hoạt); forward
+    hook trên mọi module lá: tổng byte đầu ra.  Gỡ hook trước khi trả về.
     """
     raise NotImplementedError
 
@@ -86,6 +96,11 @@ def measure_four_terms(*, config: dict, batch_size: int, optimizer: dict) -> dic
 
     Returns ``{"weights", "gradients", "optimizer_state", "activations",
     "total"}``, all ``int``.
+
+    Tóm tắt (tiếng Việt): sau một lượt xuôi, một lượt ngược và một
+    ``opt.step()``, trả về byte (``int``) của trọng số (mỗi tham số một lần),
+    gradient (``p.grad`` khác ``None``), trạng thái bộ tối ưu (trừ
+    ``"step"``), giá trị kích hoạt (như ``"saved_bytes"``) và tổng.
     """
     raise NotImplementedError
 
@@ -106,6 +121,11 @@ def bytes_per_parameter(*, scheme: str) -> dict:
     Returns ``{"weights", "gradients", "master", "adam_m", "adam_v",
     "total"}``, all ``int`` bytes per parameter (``"total"`` is their sum).
     Activations are not included: they scale with the batch, not with P.
+
+    Tóm tắt (tiếng Việt): byte mỗi tham số (``int``) cho trọng số, gradient,
+    bản sao chính FP32, Adam m, Adam v và tổng, theo ``scheme``: 16 với
+    ``"mixed_adam"`` và ``"fp32_adam"``, 18 với ``"mixed_adam_fp32_grads"``;
+    không tính giá trị kích hoạt.
     """
     raise NotImplementedError
 
@@ -115,6 +135,10 @@ def model_state_bytes(*, n_params: int, scheme: str) -> int:
     parameters under ``scheme`` (see :func:`bytes_per_parameter`): an ``int``.
 
     Example: 7e9 parameters with ``"mixed_adam"`` is 112 GB (112e9 bytes).
+
+    Tóm tắt (tiếng Việt): ``n_params`` nhân tổng byte mỗi tham số của
+    ``scheme`` (trọng số + gradient + trạng thái bộ tối ưu), một ``int``; 7e9
+    tham số với ``"mixed_adam"`` là 112 GB.
     """
     raise NotImplementedError
 
@@ -128,6 +152,10 @@ def attention_score_bytes(*, s: int, b: int, a: int) -> dict:
     - ``"dropout_mask"``: the attention-dropout mask, 1 byte per element.
 
     Each has b·a·s·s elements.  Returns the three as ``int`` bytes.
+
+    Tóm tắt (tiếng Việt): byte (``int``) của ba tensor b·a·s·s phần tử của ma
+    trận điểm attention: ``"scores"`` 2 byte/phần tử, ``"softmax"`` 2,
+    ``"dropout_mask"`` 1.
     """
     raise NotImplementedError
 
@@ -146,6 +174,10 @@ def activation_bytes(*, s: int, b: int, h: int, a: int, n_layers: int = 1,
     Returns the ``int`` total for ``n_layers`` layers (compute it in integers
     as written on the right, so it is exact).
     GPT-2 XL (s=1024, b=8, h=1600, a=25): 1.494 GB per layer, 71.7 GB for 48.
+
+    Tóm tắt (tiếng Việt): byte giá trị kích hoạt FP16 của ``n_layers`` lớp,
+    một ``int`` tính bằng số nguyên; mỗi lớp 34·s·b·h + 5·a·s²·b (``"none"``),
+    34·s·b·h (``"selective"``) hoặc 2·s·b·h (``"full"``).
     """
     raise NotImplementedError
 
@@ -164,6 +196,10 @@ def format_ranges() -> dict:
     - ``"eps"``: ``finfo.eps`` (the gap between 1 and the next value), float;
     - ``"mantissa_bits"``: stored fraction bits, −log2(eps), int;
     - ``"exponent_bits"``: ``finfo.bits − 1 − mantissa_bits``, int.
+
+    Tóm tắt (tiếng Việt): với float32, float16 và bfloat16, đọc từ
+    ``torch.finfo``: ``"max"``, ``"min_normal"``, ``"min_subnormal"``,
+    ``"eps"`` (float), số bit phần định trị và số bit số mũ (int).
     """
     raise NotImplementedError
 
@@ -186,6 +222,11 @@ def fp16_gradient_underflow(*, config: dict, batch_size: int, loss_scale: float 
       (a tied weight appears once), same definition of fraction.
 
     Counts are ``int``, fractions ``float``.  ``config`` must be FP32.
+
+    Tóm tắt (tiếng Việt): lượt ngược trên ``loss * loss_scale`` (mô hình
+    FP32), rồi ép mọi gradient sang FP16 và đếm phần tử khác 0, phần tử khác 0
+    thành 0 (underflow), phần tử thành ±inf (overflow); tỉ lệ underflow chung
+    và theo từng tham số.  Số đếm là ``int``, tỉ lệ là ``float``.
     """
     raise NotImplementedError
 
@@ -204,6 +245,11 @@ def lost_updates(*,
     Returns ``{"float32": float, "float16": float, "bfloat16": float}``, each
     the lost count divided by the number of nonzero updates (0.0 if none).
     This is why master weights stay in FP32.
+
+    Tóm tắt (tiếng Việt): với float32, float16 và bfloat16, ép cả hai mảng
+    sang định dạng đó, cộng trong định dạng đó, và trả về tỉ lệ (``float``)
+    các cập nhật khác 0 mà ``w_dt + u_dt == w_dt`` (0.0 nếu không có cập nhật
+    khác 0).
     """
     raise NotImplementedError
 
@@ -217,6 +263,10 @@ def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
 
     Returns ``{"units": k + N/k, "saving": 1 − units/N}`` (floats).
     48 layers with 7 checkpoints keep 13.9 units, a 71.1% saving.
+
+    Tóm tắt (tiếng Việt): giữ k điểm lưu trong N lớp tốn khoảng k + N/k đơn vị
+    giá trị kích hoạt; trả về ``"units"`` và ``"saving"`` = 1 − units/N
+    (float).
     """
     raise NotImplementedError
 
@@ -225,6 +275,9 @@ def best_checkpoint_count(*, n_layers: int) -> int:
     """The integer k in 1..N that minimises k + N/k (the smaller k on a tie).
 
     Near √N; for N = 48 it is 7.
+
+    Tóm tắt (tiếng Việt): số nguyên k trong 1..N làm k + N/k nhỏ nhất (bằng
+    nhau thì lấy k nhỏ hơn); với N = 48 là 7.
     """
     raise NotImplementedError
 
@@ -261,6 +314,11 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
     - ``"loss"``: the loss, a float.
     - ``"grad_norm"``: the L2 norm of all parameter gradients together
       (√ of the sum of squares over every ``p.grad``), a float.
+
+    Tóm tắt (tiếng Việt): với k = ``segment_size`` >= 1, chạy mọi đoạn k khối
+    (cả đoạn cuối) qua ``checkpoint`` (``use_reentrant=False``), rồi lượt
+    ngược.  Trả về ``"saved_bytes"``, ``"forward_calls"`` (đếm bằng forward
+    pre-hook), ``"loss"``, ``"grad_norm"`` (float).
     """
     raise NotImplementedError
 
@@ -283,5 +341,10 @@ def v100_walkthrough(*, n_params: int, n_layers: int, s: int, b: int, h: int, a:
 
     GPT-2 XL (1.5e9 params, 48 layers, s=1024, b=4, h=1600, a=25, k=4) on a
     V100 (32 GiB = 34.4 GB): 95.7 GB, 59.9 GB, 33.0 GB; only the last fits.
+
+    Tóm tắt (tiếng Việt): byte (float) của ba bước: FP32 (``"fp32_adam"`` +
+    gấp đôi giá trị kích hoạt FP16), độ chính xác hỗn hợp (``"mixed_adam"`` +
+    giá trị kích hoạt FP16), lưu điểm (như trên, giá trị kích hoạt chia cho
+    ``checkpoint_every``); ``"fits"``: tổng <= ``capacity_bytes`` ở mỗi bước.
     """
     raise NotImplementedError

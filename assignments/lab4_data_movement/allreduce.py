@@ -12,6 +12,11 @@ Conventions:
   * AllReduce returns the element-wise SUM over ranks, not the mean.
   * Bytes are counted as elements × itemsize of the buffers' dtype.
   * GB means 10**9 bytes; link bandwidths are in GB/s.
+
+Tóm tắt (tiếng Việt): AllReduce vòng chia bộ đệm của mỗi rank thành N mảnh, chạy N−1
+bước reduce-scatter rồi N−1 bước all-gather; mỗi rank gửi 2(N−1)/N × M byte. Kết quả là
+TỔNG theo phần tử (không phải trung bình); byte = số phần tử × itemsize; GB = 10**9 byte,
+băng thông tính bằng GB/s.
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ def chunk_bounds(*, M: int, N: int) -> list[tuple[int, int]]:
         list of N (start, stop) pairs of ints, chunk c being
         buffer[start:stop]; the first start is 0, each stop is the next
         start, and the last stop is M.
+
+    Tóm tắt (tiếng Việt): trả về N cặp (start, stop) liền nhau phủ từ 0 đến M, kích
+    thước chênh nhau tối đa 1, M mod N mảnh đầu có thêm một phần tử (như np.array_split);
+    mảnh có thể rỗng khi M < N.
     """
     raise NotImplementedError
 
@@ -60,6 +69,11 @@ def ring_allreduce(*, buffers: list[np.ndarray]) -> dict:
           "results" (list of N 1-D arrays): rank r's buffer at the end, the
               element-wise sum of all buffers, same dtype and length;
           "bytes_sent" (list of N ints): bytes sent by each rank.
+
+    Tóm tắt (tiếng Việt): mô phỏng AllReduce vòng (tổng) đúng theo các bước trên, rank r
+    chỉ gửi cho rank (r + 1) mod N, không sửa buffers; trả về dict "results" (N mảng 1-D là
+    tổng theo phần tử, cùng dtype và độ dài) và "bytes_sent" (N số int: tổng nbytes của các
+    mảnh mỗi rank đã gửi qua cả hai pha).
     """
     raise NotImplementedError
 
@@ -69,6 +83,9 @@ def allreduce_bytes_per_rank(*, M_bytes: float, N: int) -> float:
 
     Returns:
         float, in the unit of M_bytes. For N = 1 nothing is sent (0.0).
+
+    Tóm tắt (tiếng Việt): trả về 2(N−1)/N × M_bytes (float, cùng đơn vị với M_bytes);
+    0.0 khi N = 1.
     """
     raise NotImplementedError
 
@@ -103,5 +120,10 @@ def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBp
         Example: 7e9 params, FP16, 8 GPUs, 12.5 GB/s, 1 s: 14 GB of
         gradients, 24.5 GB per GPU, 1.96 s of communication:
         communication-bound; the wall sits at 24.5 GB/s.
+
+    Tóm tắt (tiếng Việt): trả về dict đúng bảy khoá ở trên: gradient_bytes, bytes_per_gpu =
+    2(N−1)/N × gradient_bytes, comm_s = bytes_per_gpu / (link_GBps × 1e9), bước có/không
+    chồng lấp, "bound" ("communication" nếu comm_s > compute_s, ngược lại "compute") và
+    break_even_GBps (băng thông tại đó comm_s = compute_s).
     """
     raise NotImplementedError

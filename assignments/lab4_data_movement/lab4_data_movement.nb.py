@@ -27,6 +27,21 @@
 #
 # Fill in the functions in the three `.py` files next to this notebook; each cell below calls them. The docstrings are the contract: they fix every unit and convention the grader relies on. Re-run the import cell after editing a file.
 
+# %% [markdown] tags=["vi"]
+# # Lab 4: di chuyển dữ liệu
+#
+# *Machine Learning Systems*, Tập I, Chương 8 (Huấn luyện mô hình), mục 3–8.
+#
+# GPU chỉ huấn luyện nhanh được bằng tốc độ dữ liệu đến với nó. Trong bài lab này, bạn đi theo dòng dữ liệu:
+#
+# 1. **Chặng chậm nhất quyết định** (quy tắc chặng chậm nhất): tốc độ, mức sử dụng, và lợi ích của việc chồng lấp các chặng (`pipeline.py`).
+# 2. **Nạp trước** bằng một luồng nền và một hàng đợi có giới hạn (bounded queue), và chỗ GIL chặn nó lại (`pipeline.py`).
+# 3. **Attention chia khối** với softmax trực tuyến: chính xác, mà không bao giờ giữ ma trận điểm attention S×S (`attention.py`).
+# 4. **AllReduce vòng**, mô phỏng: tổng có trên mọi rank, với 2(N−1)/N × M byte mỗi rank (`allreduce.py`).
+# 5. **Tường mạng**: gradient FP16 của mô hình 7B trên 8 GPU, Ethernet so với NVLink (`allreduce.py`).
+#
+# Hãy viết các hàm trong ba tệp `.py` nằm cạnh sổ tay thực hành này; mỗi ô bên dưới gọi đến chúng. Docstring là bản hợp đồng: chúng cố định mọi đơn vị và quy ước mà trình chấm dựa vào. Sau khi sửa một tệp, hãy chạy lại ô import.
+
 # %% [markdown] tags=["en"]
 # ### Setup, and checking as you go
 #
@@ -34,6 +49,17 @@
 # [otter-grader](https://otter-grader.readthedocs.io)'s checker. After each exercise a cell `grader.check("...")`
 # runs that question's **public tests** on your files in this folder and shows what failed: the same tests as
 # `autograder check lab4`, one question at a time.
+
+# %% [markdown] tags=["vi"]
+# ### Thiết lập, và kiểm tra trong lúc làm
+#
+# Ô tiếp theo tìm các tệp của bài lab này (kể cả khi sổ tay được mở ở nơi khác, ví dụ trên Colab) và khởi động
+# trình kiểm tra của [otter-grader](https://otter-grader.readthedocs.io). Sau mỗi bài tập, một ô `grader.check("...")`
+# chạy các **bài kiểm thử công khai** (public tests) của câu hỏi đó trên các tệp của bạn trong thư mục này và cho biết
+# những gì chưa đạt: cùng các bài kiểm thử như `autograder check lab4`, từng câu hỏi một.
+#
+# Các thông báo do `grader.check` in ra là tiếng Việt khi biến môi trường `IRONLAW_LANG=vi` được đặt; trong Jupyter,
+# sổ tay này (`*.vi.ipynb`) tự chọn tiếng Việt, còn ở nơi khác (ví dụ Colab) hãy chạy `%env IRONLAW_LANG=vi` trước ô thiết lập.
 
 # %%
 # Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
@@ -76,6 +102,13 @@ for module in (pipeline, attention, allreduce):  # pick up your latest edits
 #
 # Storage: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ access factor (about 0.1 for random reads); preprocessing: $R = \text{workers} / t_\text{transform}$.
 
+# %% [markdown] tags=["vi"]
+# ## 1. Chặng chậm nhất quyết định (mục 4–5)
+#
+# Các chặng của một quy trình nạp dữ liệu (lưu trữ, tiền xử lý, truyền, tính toán) chạy đồng thời, nên quy trình cung cấp mẫu với tốc độ của chặng chậm nhất: $R = \min_k R_k$. Mức sử dụng của bộ tăng tốc là $R / R_\text{compute}$. Ví dụ của chương: tiền xử lý ở 200 img/s cấp dữ liệu cho một bộ tăng tốc 1000 img/s thì chỉ dùng 20% năng lực của nó.
+#
+# Lưu trữ: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ hệ số truy cập (khoảng 0.1 với đọc ngẫu nhiên); tiền xử lý: $R = \text{workers} / t_\text{transform}$.
+
 # %%
 nvme_random = pipeline.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
 print(f"NVMe Gen4, random access: {nvme_random / 1e9:.2f} GB/s")
@@ -86,6 +119,11 @@ print(pipeline.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0,
 # In time per iteration: without overlap the stages run one after another and $t = \sum_k t_k$; with overlap (prefetching) they work on different batches at once and $t = \max_k t_k$.
 #
 # The chapter's GPT-2 pipeline: a batch is 32 × 1024 = 32,768 tokens. Tokenizing at 500K tokens/s takes 65.5 ms on one core and 8.2 ms on 8; the int64 batch is 262 KB and crosses PCIe Gen3 in 0.017 ms; the forward pass takes 80 ms.
+
+# %% [markdown] tags=["vi"]
+# Tính theo thời gian mỗi vòng lặp: không chồng lấp thì các chặng chạy lần lượt và $t = \sum_k t_k$; có chồng lấp (nạp trước) thì chúng cùng lúc làm việc trên các batch khác nhau và $t = \max_k t_k$.
+#
+# Quy trình GPT-2 của chương: một batch gồm 32 × 1024 = 32,768 token. Token hoá ở 500K token/s mất 65.5 ms trên một lõi và 8.2 ms trên 8 lõi; batch int64 nặng 262 KB và đi qua PCIe Gen3 trong 0.017 ms; lượt xuôi mất 80 ms.
 
 # %%
 for workers in (1, 8):
@@ -118,6 +156,11 @@ grader.check("slowest_stage")
 #
 # `run_loader` loads and computes `n_items` items, either in one loop or with a background `threading.Thread` that loads ahead into a `queue.Queue(maxsize=queue_size)`. With `kind="sleep"` both stages are waits that release the GIL (disk, network, a GPU kernel): loading hides behind compute and the total approaches $n \cdot \max(t_\text{load}, t_\text{compute})$ instead of the sum (the chapter's example cuts 105 s to 55 s). The timeline shows it.
 
+# %% [markdown] tags=["vi"]
+# ## 2. Nạp trước, và GIL (mục 6)
+#
+# `run_loader` nạp và tính `n_items` phần tử, hoặc trong một vòng lặp duy nhất, hoặc với một luồng nền `threading.Thread` nạp trước vào một `queue.Queue(maxsize=queue_size)`. Với `kind="sleep"`, cả hai chặng đều là những lần chờ có nhả GIL (đĩa, mạng, một kernel GPU): việc nạp được ẩn sau việc tính toán và tổng thời gian tiến gần tới $n \cdot \max(t_\text{load}, t_\text{compute})$ thay vì tổng của hai thời gian (ví dụ của chương giảm 105 s xuống 55 s). Biểu đồ dòng thời gian cho thấy điều đó.
+
 # %%
 def wall(**kw):
     t0 = time.perf_counter()
@@ -144,6 +187,11 @@ plt.tight_layout()
 #
 # **Question for your write-up:** why does the thread help in the first case and not in the second? What does PyTorch's `DataLoader(num_workers=...)` do instead?
 
+# %% [markdown] tags=["vi"]
+# Bây giờ hãy biến việc nạp thành **công việc CPU thuần Python** (`kind="python_cpu"`: một vòng lặp bytecode giữ GIL, giống như giải mã hay tăng cường (augment) mẫu bằng Python thuần). Tại mỗi thời điểm chỉ một luồng được chạy bytecode Python, nên cũng luồng nạp trước ấy chẳng mang lại gì.
+#
+# **Câu hỏi cho bài báo cáo của bạn:** vì sao luồng giúp ích trong trường hợp thứ nhất mà không giúp trong trường hợp thứ hai? Thay vào đó, `DataLoader(num_workers=...)` của PyTorch làm gì?
+
 # %%
 kw = dict(n_items=4, load_work=1_000_000, compute_work=1_000_000, kind="python_cpu", queue_size=2)
 t_seq, _ = wall(prefetch=False, **kw)
@@ -158,6 +206,11 @@ grader.check("prefetch")
 #
 # Standard attention materializes the S×S score matrix: 64 MiB per head at S = 4096 in FP32, against 64 KB for one 128×128 tile. `tiled_attention` walks over K/V in blocks and keeps, per query row, a running max $m$, a running normaliser $\ell$ and a running output; when a block raises $m$, the old $\ell$ and output are rescaled by $e^{m_\text{old} - m_\text{new}}$. The result is exact.
 
+# %% [markdown] tags=["vi"]
+# ## 3. Attention chia khối với softmax trực tuyến (mục 6)
+#
+# Attention tiêu chuẩn tạo ra trọn vẹn (materialize) ma trận điểm attention S×S: 64 MiB mỗi head ở S = 4096 với FP32, so với 64 KB cho một ô (tile) 128×128. `tiled_attention` duyệt qua K/V theo từng khối và giữ, cho mỗi hàng truy vấn (query), một giá trị max tích luỹ $m$, một hệ số chuẩn hoá tích luỹ $\ell$ và một đầu ra tích luỹ; khi một khối làm tăng $m$, $\ell$ cũ và đầu ra cũ được nhân lại với $e^{m_\text{old} - m_\text{new}}$. Kết quả là chính xác.
+
 # %%
 print(attention.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4))
 
@@ -171,6 +224,9 @@ for causal in (False, True):
 
 # %% [markdown] tags=["en"]
 # Peak memory against S, measured with `tracemalloc` (it sees numpy's allocations). The standard version grows like S², the tiled one like S·d plus one tile. The grader's budget at S = 2048 is 1/8 of the S×S float64 matrix.
+
+# %% [markdown] tags=["vi"]
+# Bộ nhớ đỉnh theo S, đo bằng `tracemalloc` (nó thấy được các lần cấp phát của numpy). Bản tiêu chuẩn tăng như S², bản chia khối tăng như S·d cộng thêm một ô. Ngân sách của trình chấm ở S = 2048 là 1/8 ma trận S×S float64.
 
 # %%
 def peak_mib(fn, **kw):
@@ -205,6 +261,11 @@ grader.check("tiled_attention")
 #
 # Each of N ranks holds a gradient buffer of M elements. The ring splits it into N chunks: N−1 steps of reduce-scatter, after which every rank owns the full sum of one chunk, then N−1 steps of all-gather. The result is the **sum** on every rank (not the mean), and each rank sends 2(N−1)/N × M bytes, almost independent of N. Count the bytes your simulation really sends.
 
+# %% [markdown] tags=["vi"]
+# ## 4. AllReduce vòng (mục 7)
+#
+# Mỗi rank trong N rank giữ một bộ đệm gradient gồm M phần tử. Thuật toán vòng chia bộ đệm thành N mảnh (chunk): N−1 bước reduce-scatter, sau đó mỗi rank sở hữu tổng đầy đủ của một mảnh, rồi N−1 bước all-gather. Kết quả là **tổng** trên mọi rank (không phải trung bình), và mỗi rank gửi 2(N−1)/N × M byte, gần như không phụ thuộc vào N. Hãy đếm số byte mà mô phỏng của bạn thực sự gửi.
+
 # %%
 buffers = [rng.integers(-9, 10, size=10) for _ in range(4)]  # 10 elements over 4 ranks
 out = allreduce.ring_allreduce(buffers=buffers)
@@ -233,6 +294,11 @@ grader.check("ring_allreduce")
 # ## 5. The network wall (section 7)
 #
 # A 7B model has 14 GB of FP16 gradients. On 8 GPUs each one sends 2·7/8 × 14 = 24.5 GB per step: 1.96 s at 12.5 GB/s (100 Gb/s), against about 1 s of compute. The step is communication-bound. NVLink (900 GB/s) moves the wall.
+
+# %% [markdown] tags=["vi"]
+# ## 5. Tường mạng (mục 7)
+#
+# Một mô hình 7B có 14 GB gradient FP16. Trên 8 GPU, mỗi GPU gửi 2·7/8 × 14 = 24.5 GB mỗi bước: 1.96 s ở 12.5 GB/s (100 Gb/s), so với khoảng 1 s tính toán. Bước huấn luyện bị giới hạn bởi truyền thông (communication-bound). NVLink (900 GB/s) dời bức tường đi.
 
 # %%
 for name, bw in (("100 Gb/s network", 12.5), ("NVLink", 900.0)):
@@ -269,3 +335,17 @@ grader.check("network_wall")
 # The public tests are quick snapshot checks. More **hidden tests run at grading**: random shapes and lengths, causal masks and several heads, float32 and float64 tolerances, measured wall time and CPU time of your loader, and measured peak memory of `tiled_attention` at S = 2048. Passing the public tests is necessary, not sufficient.
 #
 # In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
+
+# %% [markdown] tags=["vi"]
+# ## Cách kiểm tra và nộp bài
+#
+# Từ một terminal trong bộ lab (lab bundle):
+#
+# ```bash
+# autograder check lab4     # chạy các bài kiểm thử công khai trên các tệp của bạn, theo từng câu hỏi
+# autograder submit lab4    # tạo tệp zip để tải lên
+# ```
+#
+# Các bài kiểm thử công khai là những kiểm tra nhanh dạng ảnh chụp (snapshot). Khi chấm điểm còn chạy thêm nhiều **bài kiểm thử ẩn**: hình dạng và độ dài ngẫu nhiên, mặt nạ nhân quả (causal mask) và nhiều head, dung sai của float32 và float64, thời gian thực (wall time) và thời gian CPU đo được của bộ nạp của bạn, và bộ nhớ đỉnh đo được của `tiled_attention` ở S = 2048. Vượt qua các bài kiểm thử công khai là điều kiện cần, chưa phải điều kiện đủ.
+#
+# Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai, từng câu hỏi một; `grader.check_all()` chạy tất cả.

@@ -10,6 +10,11 @@ Conventions used by every function below:
   * times are seconds;
   * GB means 10**9 bytes and KB 10**3 bytes (decimal, as in the chapter);
   * the compute stage of a pipeline is always called "compute".
+
+Tóm tắt (tiếng Việt): chặng chậm nhất quyết định tốc độ của cả quy trình nạp;
+chồng lấp các chặng (nạp trước) biến tổng thời gian các chặng thành giá trị lớn nhất
+của chúng. Tốc độ tính bằng phần tử/giây, thời gian bằng giây, GB = 10**9 byte,
+KB = 10**3 byte; chặng tính toán luôn có tên "compute".
 """
 
 from __future__ import annotations
@@ -71,6 +76,10 @@ def storage_rate(*, disk_rate: float, network_rate: float, access_factor: float 
 
     Returns:
         The storage rate, in the unit of the inputs (float).
+
+    Tóm tắt (tiếng Việt): trả về min(disk_rate, network_rate) × access_factor
+    (float, cùng đơn vị với đầu vào); access_factor là 1.0 khi đọc tuần tự, khoảng 0.1
+    khi truy cập ngẫu nhiên.
     """
     raise NotImplementedError
 
@@ -84,6 +93,8 @@ def preprocess_rate(*, workers: int, t_transform_s: float) -> float:
 
     Returns:
         Items per second (float).
+
+    Tóm tắt (tiếng Việt): trả về workers / t_transform_s, số phần tử mỗi giây (float).
     """
     raise NotImplementedError
 
@@ -106,6 +117,10 @@ def pipeline_rate(*, stage_rates: dict[str, float]) -> dict:
           "utilization" (float): fraction of the accelerator's rate that is
               used, in [0, 1] (200 img/s feeding a 1000 img/s accelerator
               gives 0.2).
+
+    Tóm tắt (tiếng Việt): trả về dict đúng ba khoá "rate" (min các tốc độ, phần tử/s),
+    "bottleneck" (tên chặng chậm nhất; hoà thì lấy chặng đứng trước theo thứ tự dict) và
+    "utilization" (rate / stage_rates["compute"], trong [0, 1]).
     """
     raise NotImplementedError
 
@@ -132,6 +147,11 @@ def pipeline_step(*, stage_times_s: dict[str, float], overlap: bool) -> dict:
           "bottleneck" (str): name of the stage with the largest time (the
               first one in the dict's order if several tie). It is the same
               with and without overlap.
+
+    Tóm tắt (tiếng Việt): step_s (giây mỗi vòng lặp) là tổng thời gian các chặng
+    nếu không chồng lấp, giá trị lớn nhất nếu có; trả về dict đúng các khoá "step_s",
+    "throughput" (1 / step_s), "utilization" (stage_times_s["compute"] / step_s) và
+    "bottleneck" (chặng lâu nhất; hoà thì lấy chặng đứng trước theo thứ tự dict).
     """
     raise NotImplementedError
 
@@ -168,6 +188,11 @@ def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per
           "utilization_overlap" (float): forward_s / step_s_overlap;
           "bottleneck" (str): the slowest of "tokenize", "transfer",
               "compute" (ties go to the first in that order).
+
+    Tóm tắt (tiếng Việt): tính thời gian (giây) token hoá trên CPU (chia đều cho
+    `workers` lõi), truyền batch_bytes = số token × bytes_per_token byte qua PCIe
+    (pcie_GBps × 1e9 byte/s) và lượt xuôi; trả về dict đúng 11 khoá ở trên, kể cả bước
+    có/không chồng lấp, mức sử dụng và "bottleneck" (hoà thì lấy tên đứng trước).
     """
     raise NotImplementedError
 
@@ -206,5 +231,10 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
               (list[float], n_items each, indexed by item id): seconds since
               the call began (``time.perf_counter()``), taken just before and
               just after loading / computing that item.
+
+    Tóm tắt (tiếng Việt): nạp rồi tính n_items phần tử theo thứ tự bằng do_work (amount:
+    giây với "sleep", số vòng lặp với "python_cpu"), tuần tự hoặc với một luồng nền nạp trước
+    vào queue.Queue(maxsize=queue_size), được join trước khi trả về; trả về dict đúng các khoá
+    "order" và "load_start"/"load_end"/"compute_start"/"compute_end" (giây từ lúc gọi hàm).
     """
     raise NotImplementedError

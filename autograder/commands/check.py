@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from autograder import inprocess, labs, plugin, runner, submissions
+from autograder.i18n import _
 from autograder.results import PASSED, TestResult
 
 
@@ -54,27 +55,28 @@ def run_sandboxed(lab: labs.Lab, code_dir: Path) -> list[TestResult]:
 
 
 def render(console: Console, lab: labs.Lab, tests: list[TestResult], hidden: int) -> bool:
-    table = Table(title=f"{lab.manifest.title}: public tests")
-    for col in ("question", "public tests", "points"):
+    table = Table(title=_("{title}: public tests").format(title=_(lab.manifest.title)))
+    for col in (_("question"), _("public tests"), _("points")):
         table.add_column(col)
     for q in lab.manifest.questions:
         ts = [t for t in tests if t.question == q.id]
         ok = sum(t.status == PASSED for t in ts)
         pts = sum(t.points for t in ts)
         style = "green" if ts and ok == len(ts) else ("red" if ts else "dim")
-        table.add_row(q.title, f"[{style}]{ok}/{len(ts)} passed", f"{pts:g} of {q.points:g}")
+        table.add_row(_(q.title), f"[{style}]" + _("{passed}/{total} passed").format(passed=ok, total=len(ts)),
+                      _("{points:g} of {max_points:g}").format(points=pts, max_points=q.points))
     console.print(table)
     failed = [t for t in tests if t.status != PASSED]
     for t in failed:
         console.rule(f"[red]{t.name}")
         console.print(t.feedback, markup=False, highlight=False)
     all_ok = bool(tests) and not failed
-    hidden_txt = f"{hidden} hidden tests" if hidden else "the hidden tests"
+    hidden_txt = _("{count} hidden tests").format(count=hidden) if hidden else _("the hidden tests")
     if all_ok:
-        console.print(f"[green]public tests passed; {hidden_txt} run at grading.")
+        console.print("[green]" + _("public tests passed; {hidden} run at grading.").format(hidden=hidden_txt))
     else:
-        console.print(f"[red]{len(failed)} of {len(tests)} public tests failed.[/] "
-                      f"Public tests are a sample: {hidden_txt} run at grading.")
+        console.print("[red]" + _("{failed} of {total} public tests failed.").format(failed=len(failed), total=len(tests))
+                      + "[/] " + _("Public tests are a sample: {hidden} run at grading.").format(hidden=hidden_txt))
     return all_ok
 
 

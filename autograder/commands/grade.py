@@ -18,16 +18,18 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from autograder import feedback, gradebook, labs, roster, runner, submissions, summary
+from autograder import feedback, gradebook, i18n, labs, roster, runner, submissions, summary
 from autograder.graders import GraderPool
 from autograder.results import SubmissionResult
 
 
 def unchanged(entry_id: str, staged: submissions.Staged, out: Path,
               previous: dict[str, SubmissionResult]) -> SubmissionResult | None:
-    """The earlier result, if this submission's files have not changed since."""
+    """The earlier result, if this submission's files have not changed since
+    (and its feedback is in the language asked for now)."""
     old = previous.get(entry_id)
-    if old and old.sha256 == staged.sha256 and (out / "results" / f"{entry_id}.json").exists():
+    if old and old.sha256 == staged.sha256 and old.lang == i18n.current() \
+            and (out / "results" / f"{entry_id}.json").exists():
         return old
     return None
 

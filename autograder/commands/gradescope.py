@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import autograder
-from autograder import labs, submissions
+from autograder import i18n, labs, submissions
+from autograder.gradescope import LANG_FILE
 from autograder.sandbox.layers import is_within
 
 ENGINE = Path(autograder.__file__).resolve().parent
@@ -49,8 +50,9 @@ def members(lab: labs.Lab) -> dict[str, Path]:
 def main(*, lab: str, out: str) -> int:
     the_lab = labs.get(lab)
     files = members(the_lab)
-    dest = submissions.write_zip(Path(out), {name: p.read_bytes() for name, p in files.items()},
-                                 executable=frozenset(SCRIPTS))
+    contents: dict[str, bytes] = {name: p.read_bytes() for name, p in files.items()}
+    contents[LANG_FILE] = (i18n.current() + "\n").encode()  # `--lang`: the students' feedback language
+    dest = submissions.write_zip(Path(out), contents, executable=frozenset(SCRIPTS))
     print(f"{dest}: Gradescope autograder for {the_lab.name} ({len(files)} files, "
           f"{dest.stat().st_size // 1024} KiB); upload it as the assignment's autograder")
     return 0

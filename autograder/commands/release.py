@@ -24,7 +24,7 @@ import tomllib
 from pathlib import Path
 
 import autograder
-from autograder import cli, labs, leakscan
+from autograder import catalogs, cli, i18n, labs, leakscan
 
 PACKAGE = "autograder"
 STUDENT_COMMANDS = ("check", "submit")
@@ -35,6 +35,7 @@ ENTRY_MODULES = (
 )
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".OTTER_LOG"}  # .OTTER_LOG: otter's local log
 TOP_FILES = ("environment.yml", "requirements.lock")
+NOTEBOOK_SOURCE = ".nb.py"  # the notebooks ship built, one per language (autograder.nbsource)
 
 STUDENT_README = """\
 # Iron Law Labs: student copy
@@ -79,6 +80,36 @@ sizes and SHA-256 hashes. Upload that zip.
 
 The public tests are a sample: hidden tests run at grading. They check your
 code on fresh inputs, and each question's points come from both.
+
+Each lab has its notebook in English (`<lab>.ipynb`) and in Vietnamese
+(`<lab>.vi.ipynb`). `check` and `submit` speak Vietnamese with `--lang vi`,
+or with `IRONLAW_LANG=vi` set (the locale decides otherwise).
+
+## Tiếng Việt
+
+Các bài lab cho chương **Huấn luyện mô hình** của *Machine Learning Systems*
+(MLSysBook, Tập I, Chương 8). Mọi thứ chạy trên CPU, không cần GPU.
+
+Cài đặt (Python 3.11), hai lệnh:
+
+```bash
+python3 -m venv .venv
+.venv/bin/pip install -c requirements.lock -e ".[dev]"
+```
+
+Mỗi bài lab có sổ tay thực hành tiếng Việt `assignments/<lab>/<lab>.vi.ipynb`.
+Hãy cài đặt các hàm đang báo `NotImplementedError` trong các tệp khung; docstring
+của chúng (tiếng Anh, kèm phần "Tóm tắt (tiếng Việt)") ghi mọi quy ước mà bài
+kiểm thử dựa vào.
+
+```bash
+.venv/bin/autograder check lab2 --lang vi    # chạy bài kiểm thử công khai, thông báo bằng tiếng Việt
+.venv/bin/autograder submit lab2 --lang vi   # tạo tệp zip để nộp
+```
+
+Đặt `IRONLAW_LANG=vi` để mọi thông báo (kể cả `grader.check` trong sổ tay) là
+tiếng Việt. Bài kiểm thử công khai chỉ là một phần: các bài kiểm thử ẩn sẽ chạy
+khi chấm điểm.
 """
 
 
@@ -196,6 +227,9 @@ autograder = "autograder.plugin"
 [tool.setuptools.packages.find]
 include = ["autograder*"]
 
+[tool.setuptools.package-data]
+autograder = ["locale/*.po"]
+
 [tool.pytest.ini_options]
 testpaths = ["assignments"]
 addopts = "-ra --strict-markers --import-mode=importlib"
@@ -215,15 +249,21 @@ def build(root: Path, dest: Path) -> list[str]:
     for lab in all_labs:
         for src in sorted(lab.assignment_dir.rglob("*")):
             rel = src.relative_to(root)
-            if src.is_file() and not src.is_symlink() and not SKIP_PARTS.intersection(rel.parts):
+            if src.is_file() and not src.is_symlink() and not SKIP_PARTS.intersection(rel.parts) \
+                    and not src.name.endswith(NOTEBOOK_SOURCE):
                 _copy(src, dest / rel)
                 if src.name == "lab.toml":
                     (dest / rel).write_text(student_manifest(src.read_text()), encoding="utf-8")
                 if src.suffix in (".py", ".ipynb"):
                     lab_files.append(src)
+        for po in sorted((lab.assignment_dir / i18n.LAB_LOCALE).glob("*.po")):  # after the tests are in place
+            (dest / po.relative_to(root)).write_bytes(
+                catalogs.student_subset(po, lab, dest / lab.assignment_dir.relative_to(root)))
     package_dir = Path(autograder.__file__).resolve().parent
     for src in student_modules(package_dir, lab_files):
         _copy(src, dest / PACKAGE / src.relative_to(package_dir))
+    for po in sorted(i18n.ENGINE_LOCALE.glob("*.po")):  # data, not imports: the engine's messages
+        _copy(po, dest / PACKAGE / po.relative_to(package_dir))
     for name in TOP_FILES:
         _copy(root / name, dest / name)
     (dest / "pyproject.toml").write_text(_pyproject(root), encoding="utf-8")

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from autograder import __version__, labs, submissions
 from autograder.commands.check import run_in_process
+from autograder.i18n import _
 from autograder.results import PASSED
 
 MANIFEST = "MANIFEST.json"
@@ -57,21 +58,25 @@ def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
     wanted = the_lab.manifest.student_files
     missing = [f for f in wanted if not (code_dir / f).is_file()]
     if missing:
-        console.print(f"[red]cannot submit: {', '.join(missing)} missing from {code_dir}[/] "
-                      f"(a {the_lab.short} submission holds {', '.join(wanted)})")
+        console.print("[red]" + _("cannot submit: {files} missing from {folder}").format(
+            files=", ".join(missing), folder=code_dir) + "[/] " + _("(a {lab} submission holds {files})").format(
+            lab=the_lab.short, files=", ".join(wanted)))
         return 2
     files = {f: (code_dir / f).read_bytes() for f in wanted}  # read before the tests run
 
     tests, hidden = run_in_process(the_lab, code_dir)
     passed = sum(t.status == PASSED for t in tests)
     if tests and passed == len(tests):
-        console.print(f"[green]public tests: all {len(tests)} passed.")
+        console.print("[green]" + _("public tests: all {total} passed.").format(total=len(tests)))
     else:
-        console.print(f"[bold yellow]WARNING: {len(tests) - passed} of {len(tests)} public tests fail;[/] "
-                      f"submitting anyway. Run `autograder check {the_lab.short}` for details.")
+        console.print("[bold yellow]" + _("WARNING: {failed} of {total} public tests fail;").format(
+            failed=len(tests) - passed, total=len(tests)) + "[/] " + _(
+            "submitting anyway. Run `autograder check {lab}` for details.").format(lab=the_lab.short))
 
     dest = Path(out) if out else Path.cwd() / f"{the_lab.name}-submission.zip"
     submissions.write_zip(dest, {**files, MANIFEST: manifest_json(the_lab, files, passed, len(tests))})
-    console.print(f"wrote {dest} ({', '.join(sorted(files))} + {MANIFEST}). "
-                  f"Upload this file; {hidden or 'the'} hidden tests run at grading.")
+    hidden_txt = _("{count} hidden tests").format(count=hidden) if hidden else _("the hidden tests")
+    console.print(_("wrote {zip} ({files} + {manifest}).").format(zip=dest, files=", ".join(sorted(files)),
+                                                                 manifest=MANIFEST)
+                  + " " + _("Upload this file; {hidden} run at grading.").format(hidden=hidden_txt))
     return 0

@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import errors, seam, wire
+from autograder import errors, i18n, seam, wire
+from autograder.i18n import N_, _
 from autograder.labs import find_root
 from autograder.manifest import Manifest
 from autograder.sandbox import channel
@@ -31,11 +32,11 @@ KEEP_UID_ENV = "IRONLAW_SANDBOX_KEEP_UID"  # "1": test the uid-0-without-capabil
 SPAWN_TIMEOUT_S = 60.0
 HIDE_ALWAYS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/srv", "/opt", "/mnt", "/media")
 SIGNAL_CAUSES = {
-    signal.SIGKILL: "killed (SIGKILL): over the memory or process limit?",
-    signal.SIGXCPU: "killed: CPU time limit of {cpu_s} s",
-    signal.SIGXFSZ: "killed: file size limit (too much output?)",
-    signal.SIGSEGV: "crashed: segmentation fault",
-    signal.SIGABRT: "crashed: aborted",
+    signal.SIGKILL: N_("killed (SIGKILL): over the memory or process limit?"),
+    signal.SIGXCPU: N_("killed: CPU time limit of {cpu_s} s"),
+    signal.SIGXFSZ: N_("killed: file size limit (too much output?)"),
+    signal.SIGSEGV: N_("crashed: segmentation fault"),
+    signal.SIGABRT: N_("crashed: aborted"),
 }
 
 
@@ -160,7 +161,7 @@ class SandboxBackend:
         self.req = {
             "op": "spawn", "files": files, "student_files": list(manifest.student_files),
             "support_files": list(manifest.support_files),
-            "keep_uid": os.environ.get(KEEP_UID_ENV) == "1",
+            "keep_uid": os.environ.get(KEEP_UID_ENV) == "1", "lang": i18n.current(),
             "limits": {"memory_mb": lim.memory_mb, "cpu_s": lim.cpu_s, "fsize_mb": 64, "work_mb": 256, "nproc": 64},
         }
         self.conn: socket.socket | None = None
@@ -184,12 +185,12 @@ class SandboxBackend:
         except socket.timeout:
             self._kill()
             self.broken = errors.StudentCodeError(
-                errors.TIMEOUT, f"importing your files timed out after {self.manifest.limits.timeout_s:g} s")
+                errors.TIMEOUT, _("importing your files timed out after {seconds:g} s").format(seconds=self.manifest.limits.timeout_s))
             raise self.broken from None
         except (channel.ChannelClosed, OSError):
             cause = self._death_cause()
             self._kill()
-            self.broken = errors.StudentCodeError(errors.CRASH, f"importing your files stopped the worker: {cause}")
+            self.broken = errors.StudentCodeError(errors.CRASH, _("importing your files stopped the worker: {cause}").format(cause=cause))
             raise self.broken from None
         if "fatal" in hello:
             self._kill()
@@ -211,7 +212,7 @@ class SandboxBackend:
         self.conn = self.pid = self.worker_pid = self.work = None
 
     def _death_cause(self) -> str:
-        for _ in range(50):  # the zygote reaps within ~0.2 s
+        for _attempt in range(50):  # the zygote reaps within ~0.2 s
             s, reply = zygote().request({"op": "status", "pid": self.pid})
             s.close()
             code = reply["status"]
@@ -219,12 +220,12 @@ class SandboxBackend:
                 break
             time.sleep(0.05)
         else:
-            return "the worker stopped answering"
+            return _("the worker stopped answering")
         if code > 128 and code - 128 in SIGNAL_CAUSES:
-            return SIGNAL_CAUSES[code - 128].format(cpu_s=self.manifest.limits.cpu_s)
+            return _(SIGNAL_CAUSES[code - 128]).format(cpu_s=self.manifest.limits.cpu_s)
         if code > 128:
-            return f"killed by signal {code - 128}"
-        return f"the worker exited with code {code} (sys.exit or os._exit in your code?)"
+            return _("killed by signal {number}").format(number=code - 128)
+        return _("the worker exited with code {code} (sys.exit or os._exit in your code?)").format(code=code)
 
     def close(self) -> None:
         self._kill()
@@ -236,7 +237,7 @@ class SandboxBackend:
         if self.broken:
             raise self.broken
         if name in self.timed_out:  # don't spend the limit again on every test
-            raise errors.StudentCodeError(errors.TIMEOUT, f"{name}() was not run again: it timed out in an earlier test")
+            raise errors.StudentCodeError(errors.TIMEOUT, _("{name}() was not run again: it timed out in an earlier test").format(name=name))
         if self.conn is None:
             self._spawn()
         timeout = self.manifest.limits.timeout_s
@@ -249,11 +250,11 @@ class SandboxBackend:
         except socket.timeout:
             self._kill()
             self.timed_out.add(name)
-            raise errors.StudentCodeError(errors.TIMEOUT, f"{name}() timed out after {timeout:g} s") from None
+            raise errors.StudentCodeError(errors.TIMEOUT, _("{name}() timed out after {seconds:g} s").format(name=name, seconds=timeout)) from None
         except (channel.ChannelClosed, ConnectionError, OSError):
             cause = self._death_cause()
             self._kill()
-            raise errors.StudentCodeError(errors.CRASH, f"{name}() did not return: {cause}") from None
+            raise errors.StudentCodeError(errors.CRASH, _("{name}() did not return: {cause}").format(name=name, cause=cause)) from None
         except ValueError as exc:  # an oversized message
             self._kill()
             raise errors.StudentCodeError(errors.UNSUPPORTED, f"{name}(): {exc}") from None
@@ -265,12 +266,12 @@ class SandboxBackend:
                 raise wire.WireError("malformed reply")
         except (wire.WireError, ValueError, KeyError, IndexError) as exc:
             self._kill()
-            raise errors.StudentCodeError(errors.UNSUPPORTED, f"{name}(): unreadable reply ({exc})") from None
+            raise errors.StudentCodeError(errors.UNSUPPORTED, _("{name}(): unreadable reply ({error})").format(name=name, error=exc)) from None
         if "error" in msg:
             err = msg["error"] if isinstance(msg["error"], dict) else {}
             exc = errors.StudentCodeError.from_dict(err)
             if err.get("output"):
-                exc.traceback += f"\nYour code printed (last lines):\n{str(err['output'])[-1500:]}"
+                exc.traceback += "\n" + _("Your code printed (last lines):") + "\n" + str(err["output"])[-1500:]
             raise exc
         return msg["ok"], measurement
 

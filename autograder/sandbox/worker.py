@@ -18,7 +18,8 @@ import time
 import traceback
 from pathlib import Path
 
-from autograder import errors, loader, wire
+from autograder import errors, i18n, loader, wire
+from autograder.i18n import _
 from autograder.sandbox import channel, layers
 
 PR_SET_PDEATHSIG = 1
@@ -59,7 +60,7 @@ def run(conn: socket.socket, req: dict, hidden: list[str] | None) -> None:
         channel.send_json(conn, {"worker_pid": child})
         os.write(go_w, b"g")
         conn.close()
-        _, status = os.waitpid(child, 0)
+        _pid, status = os.waitpid(child, 0)
         os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status)
                  else 128 + os.WTERMSIG(status))
     except BaseException:
@@ -85,7 +86,8 @@ def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
     os.dup2(out, 2)
     os.close(out)
     os.environ.clear()
-    os.environ.update(SAFE_ENV, HOME=str(work), TMPDIR=str(work))
+    lang = req.get("lang") if req.get("lang") in i18n.LANGS else i18n.DEFAULT  # messages in the student's language
+    os.environ.update(SAFE_ENV, HOME=str(work), TMPDIR=str(work), **{i18n.ENV: lang})
     report["fresh_workdir"] = report["scrubbed_env"] = True
     lim = req["limits"]
     root = os.geteuid() == 0  # the work dir is chowned to the new uid below
@@ -148,7 +150,7 @@ def _answer(msg: dict, modules, load_error, work: Path) -> bytes:
             raise errors.StudentCodeError(errors.UNSUPPORTED, f"unsupported return type: {exc}") from None
     except errors.StudentCodeError as exc:
         if exc.kind == errors.EXCEPTION and "MemoryError" in exc.message:
-            exc.message += " (the sandbox allows at most {} MiB)".format(_memory_limit_mb())
+            exc.message += _(" (the sandbox allows at most {mib} MiB)").format(mib=_memory_limit_mb())
         return wire.dumps({"error": {**exc.to_dict(), "output": _output_tail(work)}})
 
 

@@ -44,6 +44,10 @@ def preload() -> None:
         importlib.import_module("pyseccomp")
     except Exception:
         pass  # the worker reports seccomp as unavailable
+    from autograder import i18n
+
+    for lang in i18n.LANGS:  # compile the engine's catalogs once; workers only look up
+        i18n.translations(lang, None)
     import torch
 
     torch.set_num_threads(1)

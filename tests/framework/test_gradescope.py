@@ -136,6 +136,18 @@ def test_empty_submission(autograder_zip, tmp_path):
         assert any(layers.is_within(root / "source", Path(h)) for h in iso["hidden"])
 
 
+@needs_root
+def test_feedback_language_chosen_when_the_zip_is_built(tmp_path):
+    """`autograder gradescope --lang vi`: the students read Vietnamese feedback."""
+    vi_zip = tmp_path / "lab2-vi.zip"
+    assert main(["gradescope", "lab2", "--out", str(vi_zip), "--lang", "vi"]) == 0
+    with zipfile.ZipFile(vi_zip) as z:
+        assert z.read("feedback-language.txt") == b"vi\n"
+    res = _gradescope(vi_zip, tmp_path / "autograder", {}, namespaces=True)
+    assert "bài nộp thiếu tệp optimizers.py" in res["output"] and res["extra_data"]["lang"] == "vi"
+    assert any("chưa được cài đặt" in t["output"] or "thiếu tệp" in t["output"] for t in res["tests"])
+
+
 def test_engine_failure_still_writes_results(tmp_path, monkeypatch):
     """No lab in source/ (a broken upload): score 0 and a reason, never no file."""
     from autograder import gradescope

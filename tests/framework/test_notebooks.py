@@ -1,5 +1,7 @@
-"""Each lab notebook runs headless against the reference in under 60 s, without stored
-outputs, and every one of its ``grader.check`` cells (otter) passes there."""
+"""Each lab notebook, in each language, runs headless against the reference in
+under 60 s, without stored outputs, and every one of its ``grader.check`` cells
+(otter) passes there.  Both languages are built from one source and share
+every code cell."""
 
 from __future__ import annotations
 
@@ -10,10 +12,15 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder import labs
+from autograder import i18n, labs, nbsource
 
 BUDGET_S = 60.0
 LABS = labs.all_labs()
+LAB_LANGS = [(lab, lang) for lab in LABS for lang in nbsource.LANGS]
+
+
+def nb_path(lab, lang, folder=None):
+    return nbsource.notebook_path(folder or lab.assignment_dir, lab.name, lang)
 PASSED = "All test cases passed!"  # otter's summary of a passing check (TestFile.summary)
 
 
@@ -36,30 +43,47 @@ def student_copy(lab, tmp_path, code_dir) -> "Path":
     return work
 
 
-@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
-def test_notebook_stored_without_outputs(lab):
-    nb = nbformat.read(lab.assignment_dir / f"{lab.name}.ipynb", as_version=4)
+@pytest.mark.parametrize(("lab", "lang"), LAB_LANGS, ids=lambda x: getattr(x, "short", x))
+def test_notebook_stored_without_outputs(lab, lang):
+    nb = nbformat.read(nb_path(lab, lang), as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code":
             assert not cell.outputs and cell.execution_count is None, "store notebooks without outputs"
 
 
-@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
-def test_every_question_has_a_check_cell(lab):
-    nb = nbformat.read(lab.assignment_dir / f"{lab.name}.ipynb", as_version=4)
+@pytest.mark.parametrize(("lab", "lang"), LAB_LANGS, ids=lambda x: getattr(x, "short", x))
+def test_every_question_has_a_check_cell(lab, lang):
+    nb = nbformat.read(nb_path(lab, lang), as_version=4)
     assert list(check_cells(nb)) == [q.id for q in lab.manifest.questions], "one grader.check per question, in order"
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
-def test_notebook_runs_headless_under_budget(lab, tmp_path):
+def test_notebooks_built_from_their_source(lab):
+    """Committed notebooks are what the source builds; the languages differ only in text."""
+    src = nbsource.source_path(lab.assignment_dir, lab.name)
+    for lang in nbsource.LANGS:
+        assert nb_path(lab, lang).read_text(encoding="utf-8") == nbsource.render(src, lang), \
+            f"{nb_path(lab, lang).name} is stale: run `autograder notebooks {lab.short}`"
+    en, vi = (nbformat.read(nb_path(lab, lang), as_version=4) for lang in ("en", "vi"))
+    assert nbsource.code_cells(en) == nbsource.code_cells(vi), "code cells must be identical in both languages"
+    en_text = [c.source for c in en.cells if c.cell_type == "markdown"]
+    vi_text = [c.source for c in vi.cells if c.cell_type == "markdown"]
+    assert len(en_text) == len(vi_text), "every English text cell needs its Vietnamese twin"
+    untranslated = [t.splitlines()[0] for t, v in zip(en_text, vi_text) if t == v]
+    assert not untranslated, f"text cells left in English in the Vietnamese notebook: {untranslated}"
+
+
+@pytest.mark.parametrize(("lab", "lang"), LAB_LANGS, ids=lambda x: getattr(x, "short", x))
+def test_notebook_runs_headless_under_budget(lab, lang, tmp_path, monkeypatch):
+    monkeypatch.setenv(i18n.ENV, lang)  # the kernel inherits it: grader.check speaks the notebook's language
     work = student_copy(lab, tmp_path, lab.solution_dir)
-    nb = nbformat.read(work / f"{lab.name}.ipynb", as_version=4)
+    nb = nbformat.read(nb_path(lab, lang, work), as_version=4)
     client = NotebookClient(nb, timeout=int(BUDGET_S * 2), kernel_name="python3",
                             resources={"metadata": {"path": str(work)}})
     t0 = time.perf_counter()
     client.execute()
     elapsed = time.perf_counter() - t0
-    assert elapsed < BUDGET_S, f"{lab.name}.ipynb took {elapsed:.1f} s (budget {BUDGET_S:.0f} s)"
+    assert elapsed < BUDGET_S, f"{nb_path(lab, lang).name} took {elapsed:.1f} s (budget {BUDGET_S:.0f} s)"
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert images >= 2, "each notebook draws its plots"
     failing = {q: text for q, text in check_cells(nb).items() if PASSED not in text}

@@ -45,7 +45,8 @@ def test_bundle_holds_no_reference_code(bundle):
     assert leakscan.scan(files, leakscan.collect_secrets(REPO)) == []
     for lab in labs.all_labs(REPO):  # everything a student needs, per lab
         a = f"assignments/{lab.name}"
-        need = {f"{a}/lab.toml", f"{a}/{lab.name}.ipynb", f"{a}/tests/test_public.py",
+        need = {f"{a}/lab.toml", f"{a}/{lab.name}.ipynb", f"{a}/{lab.name}.vi.ipynb", f"{a}/tests/test_public.py",
+                f"{a}/locale/vi.po",
                 *(f"{a}/{f}" for f in lab.manifest.student_files + lab.manifest.support_files)}
         assert need <= set(files), need - set(files)
         assert any(n.startswith(f"{a}/tests/snapshots/") for n in files)
@@ -60,6 +61,28 @@ def test_student_half_of_the_engine(bundle):
     for phrase in ("python3 -m venv .venv", 'pip install -c requirements.lock -e ".[dev]"', "autograder check lab2",
                    "autograder submit lab2", "hidden tests run at grading"):
         assert phrase in readme
+    vietnamese = readme.split("## Tiếng Việt", 1)[1]  # the same two set-up commands, in a Vietnamese section
+    assert "python3 -m venv .venv" in vietnamese and 'pip install -c requirements.lock -e ".[dev]"' in vietnamese
+    assert "autograder check lab2 --lang vi" in vietnamese and "sổ tay thực hành" in vietnamese
+    assert "autograder/locale/vi.po" in files
+
+
+def test_bundle_catalogs_hold_only_shipped_messages(bundle):
+    """A lab's catalog in the bundle keeps the public tests' messages and the titles,
+    not those only the hidden tests use."""
+    from babel.messages.pofile import read_po
+
+    from autograder import catalogs
+
+    for lab in labs.all_labs(REPO):
+        with open(bundle / "assignments" / lab.name / "locale" / "vi.po", "rb") as f:
+            shipped = {m.id for m in read_po(f) if m.id}
+        with open(lab.assignment_dir / "locale" / "vi.po", "rb") as f:
+            full = {m.id for m in read_po(f) if m.id}
+        hidden_only = set(catalogs.extract(catalogs.Domain(lab.name, REPO, (lab.hidden_tests_dir,)))) - \
+            set(catalogs.extract(catalogs.Domain(lab.name, REPO, (lab.assignment_dir,), lab)))
+        assert lab.manifest.title in shipped and shipped <= full
+        assert not (shipped & hidden_only), sorted(shipped & hidden_only)[:5]
 
 
 def test_reproducible(bundle, tmp_path, monkeypatch):
@@ -83,6 +106,8 @@ def test_check_and_submit_work_in_the_bundle(bundle, tmp_path):
     check = _in_bundle(bundle, "-m", "autograder", "check", "lab2")
     assert check.returncode == 1, check.stdout + check.stderr
     assert "not implemented yet" in check.stdout and "hidden tests run at grading" in check.stdout
+    check_vi = _in_bundle(bundle, "-m", "autograder", "check", "lab2", "--lang", "vi")
+    assert check_vi.returncode == 1 and "chưa được cài đặt" in check_vi.stdout, check_vi.stdout + check_vi.stderr
     out = tmp_path / "lab2.zip"
     submit = _in_bundle(bundle, "-m", "autograder", "submit", "lab2", "--out", str(out))
     assert submit.returncode == 0, submit.stdout + submit.stderr

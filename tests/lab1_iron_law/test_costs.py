@@ -2,6 +2,7 @@
 
 import pytest
 
+from autograder.i18n import N_, _
 from autograder.testing import assert_keys, assert_scalar
 
 RENT_KEYS = ("flops", "days", "gpu_hours", "rent_cost", "buy_cost", "breakeven_runs")
@@ -9,10 +10,10 @@ ENERGY_KEYS = ("hours", "power_kw", "energy_kwh")
 # LABS.md, Lab 1
 LLAMA2_70B = dict(n_params=70e9, n_tokens=2e12, n_gpus=1024, peak_flop_per_s=989e12, mfu=0.5,
                   rent_per_gpu_hour=3.0, gpu_price=30_000.0)
-LLAMA2_CASE = "Llama 2 70B on 1024 H100 at MFU 0.5, $3/GPU-hour, $30,000/GPU"
+LLAMA2_CASE = N_("Llama 2 70B on 1024 H100 at MFU 0.5, $3/GPU-hour, $30,000/GPU")
 CASE_7B = dict(n_params=7e9, n_tokens=1e12, n_gpus=1024, peak_flop_per_s=312e12, mfu=0.5, gpu_watts=400.0,
                n_hosts=128, host_watts=200.0, pue=1.0)
-CASE_7B_TEXT = "7B model, 1e12 tokens, 1024 A100 at MFU 0.5, 128 hosts at 200 W, PUE 1"
+CASE_7B_TEXT = N_("7B model, 1e12 tokens, 1024 A100 at MFU 0.5, 128 hosts at 200 W, PUE 1")
 
 
 def check_dict(got, want, keys, *, what, case, rtol=1e-9):
@@ -30,7 +31,7 @@ def log_uniform(rng, lo, hi) -> float:
 
 @pytest.mark.question("iron_law_mfu")
 def test_chapter_mfu_and_six_p_tokens(student, reference):
-    case = "7B model, 1024 tokens per step, 1.2 s per step, one A100 at 312e12"
+    case = _("7B model, 1024 tokens per step, 1.2 s per step, one A100 at 312e12")
     mfu = student.model_flops_utilization(n_params=7e9, tokens_per_step=1024, step_time_s=1.2,
                                           peak_flop_per_s=312e12, n_devices=1)
     assert_scalar(mfu, 0.115, what="model_flops_utilization", case=case, rtol=2e-3)
@@ -38,36 +39,37 @@ def test_chapter_mfu_and_six_p_tokens(student, reference):
                                                          peak_flop_per_s=312e12, n_devices=1),
                   what="model_flops_utilization", case=case, rtol=1e-9)
     xl = student.training_flops(n_params=1.5e9, n_tokens=32 * 1024)
-    assert_scalar(xl / 1e12, 294.9, what="training_flops in TFLOP", case="GPT-2 XL, 1.5e9 params, 32 x 1024 tokens",
-                  rtol=1e-3)
+    assert_scalar(xl / 1e12, 294.9, what=_("training_flops in TFLOP"),
+                  case=_("GPT-2 XL, 1.5e9 params, 32 x 1024 tokens"), rtol=1e-3)
     assert_scalar(student.training_flops(n_params=70e9, n_tokens=2e12), 8.4e23, what="training_flops",
-                  case="Llama 2 70B, 2e12 tokens", rtol=1e-12)
+                  case=_("Llama 2 70B, 2e12 tokens"), rtol=1e-12)
 
 
 @pytest.mark.question("iron_law_mfu")
 def test_iron_law_time_matches_formula(student, reference, rng):
-    for _ in range(6):
+    for _trial in range(6):
         kw = dict(flops=log_uniform(rng, 15, 24), peak_flop_per_s=log_uniform(rng, 12, 18),
                   efficiency=float(rng.uniform(0.05, 0.9)))
-        case = "plain iron law, flops={flops:.3g}, peak={peak_flop_per_s:.3g}, eta={efficiency:.2f}".format(**kw)
+        case = _("plain iron law, flops={flops:.3g}, peak={peak_flop_per_s:.3g}, eta={efficiency:.2f}").format(**kw)
         got = student.iron_law_time_s(**kw)
         assert_scalar(got, kw["flops"] / (kw["peak_flop_per_s"] * kw["efficiency"]), what="iron_law_time_s",
                       case=case, rtol=1e-9)
         general = dict(kw, data_bytes=log_uniform(rng, 9, 15), bandwidth_bytes_per_s=log_uniform(rng, 9, 12),
                        latency_s=float(rng.uniform(0, 100)))
-        case = case.replace("plain iron law", "with data and latency terms")
+        case = _("with data and latency terms, flops={flops:.3g}, peak={peak_flop_per_s:.3g}, "
+                 "eta={efficiency:.2f}").format(**kw)
         assert_scalar(student.iron_law_time_s(**general), reference.iron_law_time_s(**general),
                       what="iron_law_time_s", case=case, rtol=1e-9)
 
 
 @pytest.mark.question("iron_law_mfu")
 def test_mfu_matches_reference(student, reference, rng):
-    for _ in range(6):
+    for _trial in range(6):
         kw = dict(n_params=log_uniform(rng, 8, 11.5), tokens_per_step=float(rng.integers(512, 4_000_000)),
                   step_time_s=float(rng.uniform(0.1, 30)), peak_flop_per_s=float(rng.choice([312e12, 989e12, 125e12])),
                   n_devices=int(rng.choice([1, 8, 64, 2048])))
-        case = ("P={n_params:.3g}, {tokens_per_step:.0f} tokens/step, {step_time_s:.2f} s/step, "
-                "peak {peak_flop_per_s:.3g}, {n_devices} devices").format(**kw)
+        case = _("P={n_params:.3g}, {tokens_per_step:.0f} tokens/step, {step_time_s:.2f} s/step, "
+                 "peak {peak_flop_per_s:.3g}, {n_devices} devices").format(**kw)
         assert_scalar(student.model_flops_utilization(**kw), reference.model_flops_utilization(**kw),
                       what="model_flops_utilization", case=case, rtol=1e-9)
 
@@ -78,18 +80,18 @@ def test_mfu_matches_reference(student, reference, rng):
 @pytest.mark.question("rent_and_energy")
 def test_rent_vs_buy_llama2_70b(student, reference):
     got = student.rent_vs_buy(**LLAMA2_70B)
-    assert_keys(got, RENT_KEYS, what="rent_vs_buy", case=LLAMA2_CASE)
+    assert_keys(got, RENT_KEYS, what="rent_vs_buy", case=_(LLAMA2_CASE))
     chapter = {"flops": (8.4e23, 1e-9), "days": (19.2, 2e-3), "gpu_hours": (471_857, 1e-5),
                "rent_cost": (1.42e6, 5e-3), "buy_cost": (30.72e6, 1e-9), "breakeven_runs": (21.7, 2e-3)}
     for key, (value, rtol) in chapter.items():
-        assert_scalar(got[key], value, what=f"rent_vs_buy[{key!r}]", case=LLAMA2_CASE, rtol=rtol)
-    check_dict(got, reference.rent_vs_buy(**LLAMA2_70B), RENT_KEYS, what="rent_vs_buy", case=LLAMA2_CASE)
+        assert_scalar(got[key], value, what=f"rent_vs_buy[{key!r}]", case=_(LLAMA2_CASE), rtol=rtol)
+    check_dict(got, reference.rent_vs_buy(**LLAMA2_70B), RENT_KEYS, what="rent_vs_buy", case=_(LLAMA2_CASE))
 
 
 @pytest.mark.question("rent_and_energy")
 def test_llama2_reality_check_mfu(student, reference):
     kw = dict(n_params=70e9, n_tokens=2e12, gpu_hours=1_720_320, peak_flop_per_s=312e12)
-    case = "Llama 2 70B, 1,720,320 A100 GPU-hours at 312e12"
+    case = _("Llama 2 70B, 1,720,320 A100 GPU-hours at 312e12")
     got = student.implied_mfu(**kw)
     assert_scalar(got, 0.435, what="implied_mfu", case=case, rtol=2e-3)
     assert_scalar(got, reference.implied_mfu(**kw), what="implied_mfu", case=case, rtol=1e-9)
@@ -98,35 +100,36 @@ def test_llama2_reality_check_mfu(student, reference):
 @pytest.mark.question("rent_and_energy")
 def test_energy_chapter_case(student, reference):
     got = student.training_energy(**CASE_7B)
-    assert_keys(got, ENERGY_KEYS, what="training_energy", case=CASE_7B_TEXT)
+    assert_keys(got, ENERGY_KEYS, what="training_energy", case=_(CASE_7B_TEXT))
     for key, value, rtol in (("hours", 73.0, 1e-3), ("power_kw", 435.2, 1e-9), ("energy_kwh", 31_784, 1e-4)):
-        assert_scalar(got[key], value, what=f"training_energy[{key!r}]", case=CASE_7B_TEXT, rtol=rtol)
-    check_dict(got, reference.training_energy(**CASE_7B), ENERGY_KEYS, what="training_energy", case=CASE_7B_TEXT)
+        assert_scalar(got[key], value, what=f"training_energy[{key!r}]", case=_(CASE_7B_TEXT), rtol=rtol)
+    check_dict(got, reference.training_energy(**CASE_7B), ENERGY_KEYS, what="training_energy", case=_(CASE_7B_TEXT))
     # twice the utilization, half the time, half the energy
     at_30 = student.training_energy(**dict(CASE_7B, mfu=0.3))["energy_kwh"]
     at_60 = student.training_energy(**dict(CASE_7B, mfu=0.6))["energy_kwh"]
-    assert_scalar(at_30 / at_60, 2.0, what="energy at MFU 0.3 / energy at MFU 0.6", case=CASE_7B_TEXT, rtol=1e-9)
+    assert_scalar(at_30 / at_60, 2.0, what=_("energy at MFU 0.3 / energy at MFU 0.6"), case=_(CASE_7B_TEXT), rtol=1e-9)
     # PUE scales what the facility draws, not the IT power
     pue = student.training_energy(**dict(CASE_7B, pue=1.5))
-    assert_scalar(pue["power_kw"], 435.2, what="training_energy['power_kw'] (without PUE)", case="PUE 1.5",
+    assert_scalar(pue["power_kw"], 435.2, what=_("training_energy['power_kw'] (without PUE)"), case="PUE 1.5",
                   rtol=1e-9)
-    assert_scalar(pue["energy_kwh"] / got["energy_kwh"], 1.5, what="energy at PUE 1.5 / energy at PUE 1",
-                  case=CASE_7B_TEXT, rtol=1e-9)
+    assert_scalar(pue["energy_kwh"] / got["energy_kwh"], 1.5, what=_("energy at PUE 1.5 / energy at PUE 1"),
+                  case=_(CASE_7B_TEXT), rtol=1e-9)
     # Llama 2 70B, GPUs only, at the MFU its GPU-hours imply: 1,720,320 h x 0.4 kW = 688 MWh
     mfu = reference.implied_mfu(n_params=70e9, n_tokens=2e12, gpu_hours=1_720_320, peak_flop_per_s=312e12)
     llama = student.training_energy(n_params=70e9, n_tokens=2e12, n_gpus=1024, peak_flop_per_s=312e12, mfu=mfu,
                                     gpu_watts=400.0, n_hosts=0, host_watts=0.0, pue=1.0)
     assert_scalar(llama["energy_kwh"], 688_128, what="training_energy['energy_kwh']",
-                  case="Llama 2 70B, GPUs only, 400 W, at its implied MFU", rtol=1e-6)
+                  case=_("Llama 2 70B, GPUs only, 400 W, at its implied MFU"), rtol=1e-6)
 
 
 @pytest.mark.question("rent_and_energy")
 def test_costs_match_reference_on_random_runs(student, reference, rng):
-    for _ in range(5):
+    for _trial in range(5):
         run = dict(n_params=log_uniform(rng, 8, 12), n_tokens=log_uniform(rng, 10, 13),
                    n_gpus=int(rng.choice([8, 64, 512, 4096])), peak_flop_per_s=float(rng.choice([312e12, 989e12])),
                    mfu=float(rng.uniform(0.2, 0.6)))
-        case = "P={n_params:.3g}, T={n_tokens:.3g}, {n_gpus} GPUs at {peak_flop_per_s:.3g}, MFU {mfu:.2f}".format(**run)
+        case = _("P={n_params:.3g}, T={n_tokens:.3g}, {n_gpus} GPUs at {peak_flop_per_s:.3g}, "
+                 "MFU {mfu:.2f}").format(**run)
         money = dict(rent_per_gpu_hour=float(rng.uniform(1, 5)), gpu_price=float(rng.uniform(1e4, 4e4)))
         check_dict(student.rent_vs_buy(**run, **money), reference.rent_vs_buy(**run, **money), RENT_KEYS,
                    what="rent_vs_buy", case=case)
@@ -137,5 +140,6 @@ def test_costs_match_reference_on_random_runs(student, reference, rng):
         hours = log_uniform(rng, 3, 7)
         kw = dict(n_params=run["n_params"], n_tokens=run["n_tokens"], gpu_hours=hours,
                   peak_flop_per_s=run["peak_flop_per_s"])
-        assert_scalar(student.implied_mfu(**kw), reference.implied_mfu(**kw), what="implied_mfu",
-                      case=f"P={kw['n_params']:.3g}, T={kw['n_tokens']:.3g}, {hours:.3g} GPU-hours", rtol=1e-9)
+        case = _("P={n_params:.3g}, T={n_tokens:.3g}, {hours:.3g} GPU-hours").format(
+            n_params=kw["n_params"], n_tokens=kw["n_tokens"], hours=hours)
+        assert_scalar(student.implied_mfu(**kw), reference.implied_mfu(**kw), what="implied_mfu", case=case, rtol=1e-9)

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
+from autograder.i18n import _
 from autograder.testing import assert_keys, assert_scalar
 
 MATMULS = ("qkv", "scores", "attn_v", "out_proj", "mlp")
@@ -84,40 +85,41 @@ def torch_counts(B: int, S: int, d: int, h: int, device: str) -> tuple[dict, dic
         module = getattr(block, name)
         fwd[name], out = counted(lambda: module(*args))
         # backward: the gradient of every input and every weight, as in training
-        bwd[name], _ = counted(lambda: torch.autograd.grad(out, [*args, *module.parameters()], torch.ones_like(out)))
+        bwd[name], _grads = counted(
+            lambda: torch.autograd.grad(out, [*args, *module.parameters()], torch.ones_like(out)))
     x = leaf(B, S, d)
     fwd["total"], out = counted(lambda: block(x))
-    bwd["total"], _ = counted(lambda: torch.autograd.grad(out, [x, *block.parameters()], torch.ones_like(out)))
-    assert sum(fwd[k] for k in MATMULS) == fwd["total"], "grader bug: forward stages do not add up to the block"
-    assert sum(bwd[k] for k in MATMULS) == bwd["total"], "grader bug: backward stages do not add up to the block"
+    bwd["total"], _grads = counted(lambda: torch.autograd.grad(out, [x, *block.parameters()], torch.ones_like(out)))
+    assert sum(fwd[k] for k in MATMULS) == fwd["total"], _("grader bug: forward stages do not add up to the block")
+    assert sum(bwd[k] for k in MATMULS) == bwd["total"], _("grader bug: backward stages do not add up to the block")
     return fwd, bwd
 
 
 def cases(rng):
     """GPT-2 small on the meta device, then random small blocks run for real on the CPU."""
     yield GPT2_SMALL, "meta"
-    for _ in range(3):
+    for _trial in range(3):
         h = int(rng.choice([1, 2, 4]))
         yield dict(B=int(rng.integers(1, 4)), S=int(rng.integers(2, 48)), d=h * int(rng.choice([8, 16])), h=h), "cpu"
 
 
 def case_of(cfg) -> str:
-    return "block " + ", ".join(f"{k}={v}" for k, v in cfg.items())
+    return _("block {config}").format(config=", ".join(f"{k}={v}" for k, v in cfg.items()))
 
 
 def check_against(got, truth, *, what, case):
     assert_keys(got, KEYS, what=what, case=case)
     for key in KEYS:
-        assert_scalar(got[key], truth[key], what=f"{what}[{key!r}] against torch's FlopCounterMode", case=case,
-                      rtol=1e-12)
+        assert_scalar(got[key], truth[key], what=_("{what}[{key!r}] against torch's FlopCounterMode").format(
+            what=what, key=key), case=case, rtol=1e-12)
 
 
 @pytest.mark.question("forward_flops", points=2)
 def test_forward_counts_match_flop_counter(student, rng):
     for cfg, device in cases(rng):
-        fwd, _ = torch_counts(**cfg, device=device)
+        fwd, _bwd = torch_counts(**cfg, device=device)
         if cfg == GPT2_SMALL:
-            assert fwd["total"] == GPT2_SMALL_FORWARD, "grader bug: the counter disagrees with LABS.md"
+            assert fwd["total"] == GPT2_SMALL_FORWARD, _("grader bug: the counter disagrees with LABS.md")
         check_against(student.layer_matmul_flops(**cfg), fwd, what="layer_matmul_flops", case=case_of(cfg))
 
 
@@ -126,5 +128,5 @@ def test_backward_counts_match_flop_counter(student, rng):
     for cfg, device in cases(rng):
         fwd, bwd = torch_counts(**cfg, device=device)
         if cfg == GPT2_SMALL:
-            assert fwd["total"] + bwd["total"] == 3 * GPT2_SMALL_FORWARD, "grader bug: counter is not 3x forward"
+            assert fwd["total"] + bwd["total"] == 3 * GPT2_SMALL_FORWARD, _("grader bug: counter is not 3x forward")
         check_against(student.layer_backward_flops(**cfg), bwd, what="layer_backward_flops", case=case_of(cfg))

@@ -5,6 +5,7 @@ Ground truth from torch's own counter is in test_flop_counter.py.
 
 import pytest
 
+from autograder.i18n import N_, _
 from autograder.testing import assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("forward_backward")
@@ -12,7 +13,7 @@ pytestmark = pytest.mark.question("forward_backward")
 LAYER_KEYS = ("qkv", "scores", "attn_v", "out_proj", "mlp", "total")
 STEP_KEYS = ("forward", "backward", "total", "attention_quadratic")
 XL = dict(B=32, S=1024, d=1600, h=25)
-XL_CASE = "GPT-2 XL, B=32, S=1024, d=1600, h=25, 48 layers"
+XL_CASE = N_("GPT-2 XL, B=32, S=1024, d=1600, h=25, 48 layers")
 
 
 def random_config(rng) -> dict:
@@ -32,19 +33,20 @@ def check_dict(got, want, keys, *, what, case, rtol=1e-12):
 
 def test_gpt2_xl_step_reproduces_chapter(student, reference):
     step = student.step_flops(**XL, n_layers=48)
-    assert_keys(step, STEP_KEYS, what="step_flops", case=XL_CASE)
+    assert_keys(step, STEP_KEYS, what="step_flops", case=_(XL_CASE))
     # LABS.md: 48 x 3 x 2228 GFLOP = 320.8 TFLOP; its attention S^2 part is 30.9 TFLOP
     for key, tflop in {"forward": 106.9, "backward": 213.9, "total": 320.8, "attention_quadratic": 30.9}.items():
-        assert_scalar(step[key] / 1e12, tflop, what=f"step_flops[{key!r}] in TFLOP", case=XL_CASE, rtol=1e-3)
-    assert_scalar(step["total"], 3 * step["forward"], what="step_flops['total'] / 3", case=XL_CASE, rtol=1e-12)
-    check_dict(step, reference.step_flops(**XL, n_layers=48), STEP_KEYS, what="step_flops", case=XL_CASE)
+        assert_scalar(step[key] / 1e12, tflop, what=_("step_flops[{key!r}] in TFLOP").format(key=key),
+                      case=_(XL_CASE), rtol=1e-3)
+    assert_scalar(step["total"], 3 * step["forward"], what="step_flops['total'] / 3", case=_(XL_CASE), rtol=1e-12)
+    check_dict(step, reference.step_flops(**XL, n_layers=48), STEP_KEYS, what="step_flops", case=_(XL_CASE))
     layer = student.layer_backward_flops(**XL)
     check_dict(layer, reference.layer_backward_flops(**XL), LAYER_KEYS, what="layer_backward_flops",
-               case="GPT-2 XL layer, B=32, S=1024, d=1600, h=25")
+               case=_("GPT-2 XL layer, B=32, S=1024, d=1600, h=25"))
 
 
 def test_random_configs_match_reference(student, reference, rng):
-    for _ in range(8):
+    for _trial in range(8):
         cfg = random_config(rng)
         n_layers = int(rng.integers(1, 49))
         check_dict(student.layer_backward_flops(**cfg), reference.layer_backward_flops(**cfg), LAYER_KEYS,

@@ -5,13 +5,14 @@ Ground truth from torch's own counter is in test_flop_counter.py.
 
 import pytest
 
+from autograder.i18n import N_, _
 from autograder.testing import assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("forward_flops")
 
 KEYS = ("qkv", "scores", "attn_v", "out_proj", "mlp", "total")
 XL = dict(B=32, S=1024, d=1600, h=25)
-XL_CASE = "GPT-2 XL layer, B=32, S=1024, d=1600, h=25"
+XL_CASE = N_("GPT-2 XL layer, B=32, S=1024, d=1600, h=25")
 # LABS.md, Lab 1: the chapter's numbers, in GFLOP
 CHAPTER_GFLOP = {"qkv": 503.3, "scores": 107.4, "attn_v": 107.4, "out_proj": 167.8, "mlp": 1342.2, "total": 2228.0}
 
@@ -28,7 +29,7 @@ def check_counts(got, expected, *, what, case, rtol=1e-12):
 
 
 def test_matmul_flops_is_two_per_multiply_accumulate(student, rng):
-    for _ in range(6):
+    for _trial in range(6):
         m, k, n = (int(v) for v in rng.integers(1, 700, size=3))
         assert_scalar(student.matmul_flops(m=m, k=k, n=n), 2 * m * k * n,
                       what="matmul_flops", case=f"({m}, {k}) @ ({k}, {n})", rtol=1e-12)
@@ -36,14 +37,15 @@ def test_matmul_flops_is_two_per_multiply_accumulate(student, rng):
 
 def test_gpt2_xl_layer_reproduces_chapter(student, reference):
     got = student.layer_matmul_flops(**XL)
-    assert_keys(got, KEYS, what="layer_matmul_flops", case=XL_CASE)
+    assert_keys(got, KEYS, what="layer_matmul_flops", case=_(XL_CASE))
     for key, gflop in CHAPTER_GFLOP.items():
-        assert_scalar(got[key] / 1e9, gflop, what=f"layer_matmul_flops[{key!r}] in GFLOP", case=XL_CASE, rtol=1e-3)
-    check_counts(got, reference.layer_matmul_flops(**XL), what="layer_matmul_flops", case=XL_CASE)
+        assert_scalar(got[key] / 1e9, gflop, what=_("layer_matmul_flops[{key!r}] in GFLOP").format(key=key),
+                      case=_(XL_CASE), rtol=1e-3)
+    check_counts(got, reference.layer_matmul_flops(**XL), what="layer_matmul_flops", case=_(XL_CASE))
 
 
 def test_random_configs_match_reference(student, reference, rng):
-    for _ in range(8):
+    for _trial in range(8):
         cfg = random_config(rng)
         case = ", ".join(f"{k}={v}" for k, v in cfg.items())
         check_counts(student.layer_matmul_flops(**cfg), reference.layer_matmul_flops(**cfg),

@@ -20,6 +20,7 @@ import time
 import pytest
 import torch
 
+from autograder.i18n import N_, _
 from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("throughput")
@@ -28,7 +29,7 @@ KEYS = ("batch_sizes", "flops", "seconds", "flop_per_s", "peak_flop_per_s", "uti
 LISTS = ("flops", "seconds", "flop_per_s", "utilization")
 FASTEST_CPU = 1e13  # FLOP/s: no CPU core (or whole small CPU) is anywhere near this fast in float32
 SWEEP = dict(batch_sizes=[1, 2, 8, 32, 128, 256, 512], d_in=256, d_out=256, repeats=9)
-SWEEP_CASE = "batch sizes 1..512, d_in=d_out=256, 9 repeats"
+SWEEP_CASE = N_("batch sizes 1..512, d_in=d_out=256, 9 repeats")
 
 
 @pytest.fixture
@@ -51,19 +52,22 @@ def retry(check, attempts: int = 3):
 
 
 def check_structure(got, batch_sizes, *, case):
-    assert_keys(got, KEYS, what="measure_matmul_throughput result", case=case)
+    assert_keys(got, KEYS, what=_("measure_matmul_throughput result"), case=case)
     assert_equal(list(got["batch_sizes"]), list(batch_sizes), what="result['batch_sizes']", case=case)
     for key in LISTS:
-        assert_equal(len(got[key]), len(batch_sizes), what=f"number of entries in result[{key!r}]", case=case)
+        assert_equal(len(got[key]), len(batch_sizes), what=_("number of entries in result[{key!r}]").format(key=key),
+                     case=case)
     for b, s in zip(batch_sizes, got["seconds"]):
-        assert math.isfinite(s) and s > 0, f"result['seconds'] (case: {case}): not a positive time at batch {b}"
+        assert math.isfinite(s) and s > 0, _(
+            "result['seconds'] (case: {case}): not a positive time at batch {batch}").format(case=case, batch=b)
 
 
 def test_bookkeeping_with_a_stated_peak(student, rng, one_thread):
     d_in, d_out = int(rng.integers(16, 200)), int(rng.integers(16, 200))
     batch_sizes = [int(b) for b in rng.permutation([1, 3, 16, 40])]  # any order, kept as given
     peak = 2.5e11
-    case = f"batch sizes {batch_sizes}, d_in={d_in}, d_out={d_out}, stated peak 2.5e11"
+    case = _("batch sizes {batch_sizes}, d_in={d_in}, d_out={d_out}, stated peak 2.5e11").format(
+        batch_sizes=batch_sizes, d_in=d_in, d_out=d_out)
     got = student.measure_matmul_throughput(batch_sizes=batch_sizes, d_in=d_in, d_out=d_out, repeats=3,
                                             peak_flop_per_s=peak)
     check_structure(got, batch_sizes, case=case)
@@ -71,48 +75,52 @@ def test_bookkeeping_with_a_stated_peak(student, rng, one_thread):
                  rtol=1e-12)
     rate = [f / s for f, s in zip(got["flops"], got["seconds"])]
     assert_close(got["flop_per_s"], rate, what="result['flop_per_s'] (flops / seconds)", case=case, rtol=1e-9)
-    assert_scalar(got["peak_flop_per_s"], peak, what="result['peak_flop_per_s'] when a peak is given", case=case,
+    assert_scalar(got["peak_flop_per_s"], peak, what=_("result['peak_flop_per_s'] when a peak is given"), case=case,
                   rtol=1e-12)
-    assert_close(got["utilization"], [r / peak for r in rate], what="result['utilization'] (flop_per_s / peak)",
+    assert_close(got["utilization"], [r / peak for r in rate], what=_("result['utilization'] (flop_per_s / peak)"),
                  case=case, rtol=1e-9)
 
 
 def test_reported_times_are_real(student, one_thread):
     repeats = SWEEP["repeats"]
     got, m = student.measure_matmul_throughput.measured(**SWEEP, peak_flop_per_s=1e11)
-    check_structure(got, SWEEP["batch_sizes"], case=SWEEP_CASE)
+    check_structure(got, SWEEP["batch_sizes"], case=_(SWEEP_CASE))
     # at least half of the timed calls took the median or longer, and the grader's clock saw them all
     claimed = sum((repeats // 2) * s for s in got["seconds"])
-    assert m.wall_s >= claimed, (
-        f"measure_matmul_throughput ({SWEEP_CASE}): the reported median times add up to more than the "
-        f"call took on the grader's clock ({claimed / m.wall_s:.2f}x); time each product with time.perf_counter")
+    assert m.wall_s >= claimed, _(
+        "measure_matmul_throughput ({case}): the reported median times add up to more than the "
+        "call took on the grader's clock ({ratio:.2f}x); time each product with time.perf_counter").format(
+        case=_(SWEEP_CASE), ratio=claimed / m.wall_s)
     for b, f, s in zip(SWEEP["batch_sizes"], got["flops"], got["seconds"]):
-        assert f / s < FASTEST_CPU, (
-            f"measure_matmul_throughput ({SWEEP_CASE}): batch {b} claims over 1e13 FLOP/s, faster than any CPU; "
-            "time the product itself instead of computing a time")
+        assert f / s < FASTEST_CPU, _(
+            "measure_matmul_throughput ({case}): batch {batch} claims over 1e13 FLOP/s, faster than any CPU; "
+            "time the product itself instead of computing a time").format(case=_(SWEEP_CASE), batch=b)
 
 
 def test_utilization_rises_with_batch_then_levels_off(student, one_thread):
     def check():
         got = student.measure_matmul_throughput(**SWEEP, peak_flop_per_s=None)
-        check_structure(got, SWEEP["batch_sizes"], case=SWEEP_CASE)
+        check_structure(got, SWEEP["batch_sizes"], case=_(SWEEP_CASE))
         util, sec, rate = got["utilization"], got["seconds"], got["flop_per_s"]
-        assert got["peak_flop_per_s"] >= max(rate) * (1 - 1e-9), (
-            f"result['peak_flop_per_s'] (case: {SWEEP_CASE}, measured peak): below the best rate of the sweep; "
-            "a measured peak is the best rate the call has seen")
+        assert got["peak_flop_per_s"] >= max(rate) * (1 - 1e-9), _(
+            "result['peak_flop_per_s'] (case: {case}, measured peak): below the best rate of the sweep; "
+            "a measured peak is the best rate the call has seen").format(case=_(SWEEP_CASE))
         for b, u in zip(SWEEP["batch_sizes"], util):
-            assert 0 < u <= 1.5, (f"result['utilization'] (case: {SWEEP_CASE}, measured peak): {u:.3g} at batch {b}, "
-                                  "outside (0, 1.5]")
-        assert sec[-1] > sec[0], f"result['seconds'] (case: {SWEEP_CASE}): batch 512 is not slower than batch 1"
+            assert 0 < u <= 1.5, _("result['utilization'] (case: {case}, measured peak): {utilization:.3g} at batch "
+                                   "{batch}, outside (0, 1.5]").format(case=_(SWEEP_CASE), utilization=u, batch=b)
+        assert sec[-1] > sec[0], _("result['seconds'] (case: {case}): batch 512 is not slower than batch 1").format(
+            case=_(SWEEP_CASE))
         big = max(util[4:])  # the best of batches 128, 256, 512
-        assert util[0] < 0.5 * big, (
-            f"result['utilization'] (case: {SWEEP_CASE}): batch 1 reaches {util[0] / big:.2f}x the best large-batch "
-            "utilization; a single row should be far less efficient (per-call overhead)")
+        assert util[0] < 0.5 * big, _(
+            "result['utilization'] (case: {case}): batch 1 reaches {ratio:.2f}x the best large-batch "
+            "utilization; a single row should be far less efficient (per-call overhead)").format(
+            case=_(SWEEP_CASE), ratio=util[0] / big)
         # real matmuls level off: from batch 32 on there is little left to gain.  (Not "flat": on a
         # busy machine large batches lose cache, so only growth is checked.)
-        assert big < 3 * util[3], (
-            f"result['utilization'] (case: {SWEEP_CASE}): still {big / util[3]:.1f}x higher at large batches than "
-            "at batch 32 instead of levelling off; are the times measured?")
+        assert big < 3 * util[3], _(
+            "result['utilization'] (case: {case}): still {ratio:.1f}x higher at large batches than "
+            "at batch 32 instead of levelling off; are the times measured?").format(
+            case=_(SWEEP_CASE), ratio=big / util[3])
 
     retry(check)
 
@@ -124,7 +132,7 @@ def test_peak_is_the_best_large_matmul_rate(student, one_thread):
         X, W = torch.randn(n, n), torch.randn(n, n)
         X @ W
         best = math.inf
-        for _ in range(repeats):
+        for _trial in range(repeats):
             t0 = time.perf_counter()
             X @ W
             best = min(best, time.perf_counter() - t0)
@@ -134,15 +142,18 @@ def test_peak_is_the_best_large_matmul_rate(student, one_thread):
         before = grader_peak()
         peak, m = student.measure_peak_flop_per_s.measured(n=n, repeats=repeats)
         after = grader_peak()
-        case = f"n={n}, {repeats} repeats"
+        case = _("n={n}, {repeats} repeats").format(n=n, repeats=repeats)
         assert_scalar(peak, peak, what="measure_peak_flop_per_s", case=case)  # a single finite number
-        assert 1e8 < peak < FASTEST_CPU, f"measure_peak_flop_per_s (case: {case}): not a plausible CPU rate"
+        assert 1e8 < peak < FASTEST_CPU, _("measure_peak_flop_per_s (case: {case}): not a plausible CPU rate").format(
+            case=case)
         # every timed product took at least the best time, and the grader's clock saw them all
-        assert m.wall_s >= repeats * 2 * n**3 / peak, (
-            f"measure_peak_flop_per_s (case: {case}): the rate implies the products took longer than the call")
+        assert m.wall_s >= repeats * 2 * n**3 / peak, _(
+            "measure_peak_flop_per_s (case: {case}): the rate implies the products took longer than the call").format(
+            case=case)
         low, high = min(before, after), max(before, after)
-        assert 0.6 * low < peak < 1.67 * high, (
-            f"measure_peak_flop_per_s (case: {case}): {peak / high:.2f}x to {peak / low:.2f}x the rate the grader "
-            "measures for the same matmul; FLOPs of an (n, n) @ (n, n) product are 2 n^3")
+        assert 0.6 * low < peak < 1.67 * high, _(
+            "measure_peak_flop_per_s (case: {case}): {low_ratio:.2f}x to {high_ratio:.2f}x the rate the grader "
+            "measures for the same matmul; FLOPs of an (n, n) @ (n, n) product are 2 n^3").format(
+            case=case, low_ratio=peak / high, high_ratio=peak / low)
 
     retry(check)

@@ -16,14 +16,15 @@ import pytest
 import torch
 
 from autograder import messages as M
+from autograder.i18n import N_, _
 from autograder.testing import assert_close, assert_keys, assert_scalar, ratio
 
 # Lab-specific symptoms, in the style of autograder.messages (no expected values).
-STEP_SYMPTOM = "{what}{case}: step 1 matches but step {step} does not"
-STALE_SYMPTOM = (STEP_SYMPTOM + ": it equals this step's gradient plus the previous step's, "
-                 "a stale gradient from the previous step (where is zero_grad()?)")
-UNWEIGHTED_SYMPTOM = ("{what}{case}: it equals the plain average of the micro-batch means, which gives the "
-                      "short last micro-batch too much weight; weight each micro-batch by its size")
+STEP_SYMPTOM = N_("{what}{case}: step 1 matches but step {step} does not")
+STALE_SYMPTOM = N_("{what}{case}: step 1 matches but step {step} does not: it equals this step's gradient plus "
+                   "the previous step's, a stale gradient from the previous step (where is zero_grad()?)")
+UNWEIGHTED_SYMPTOM = N_("{what}{case}: it equals the plain average of the micro-batch means, which gives the "
+                        "short last micro-batch too much weight; weight each micro-batch by its size")
 
 RTOL, ATOL = 1e-9, 1e-12  # float64 model: only summation order differs
 NAMES = ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias")
@@ -65,11 +66,11 @@ def unweighted_mean_gradient(models, config, state_dict, batch, b):
 
 def run_student(student, config, state_dict, batches, b, lr):
     out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=b, lr=lr)
-    assert_keys(out, ("grads", "params"), what="accumulate_and_step result")
-    assert_scalar(len(out["grads"]), len(batches), what="number of recorded gradients (one per step)", rtol=0)
+    assert_keys(out, ("grads", "params"), what=_("accumulate_and_step result"))
+    assert_scalar(len(out["grads"]), len(batches), what=_("number of recorded gradients (one per step)"), rtol=0)
     assert_keys(out["params"], NAMES, what="params")
     for t, g in enumerate(out["grads"], start=1):
-        assert_keys(g, NAMES, what=f"gradient of step {t}")
+        assert_keys(g, NAMES, what=_("gradient of step {step}").format(step=t))
     return out
 
 
@@ -82,13 +83,13 @@ def check_big_batch_gradient(got: dict, want: dict, *, case: str):
     """Each parameter's gradient; a scaled copy of the right one is reported as a ratio."""
     for name in NAMES:
         a, e = got[name], want[name]
-        what = f"gradient of {name}"
+        what = _("gradient of {name}").format(name=name)
         if np.shape(a) == tuple(e.shape) and not _close(a, e):
             flat_a, flat_e = np.asarray(a, dtype=np.float64).ravel(), e.double().numpy().ravel()
             cos = flat_a @ flat_e / (np.linalg.norm(flat_a) * np.linalg.norm(flat_e) + 1e-300)
             if cos > 1 - 1e-9:  # the right direction, the wrong size: a missing or extra factor
-                raise AssertionError(M.RATIO_SYMPTOM.format(
-                    what=what, case=M.case_suffix(case), ratio=ratio(a, e), reference_name="the big-batch gradient"))
+                raise AssertionError(M.say(M.RATIO_SYMPTOM,
+                    what=what, case=M.case_suffix(case), ratio=ratio(a, e), reference_name=_("the big-batch gradient")))
         assert_close(a, e, what=what, case=case, rtol=RTOL, atol=ATOL)
 
 
@@ -98,9 +99,9 @@ def test_first_step_gradient_is_big_batch_gradient(student, models):
     """k equal micro-batches give exactly the gradient of the big batch's mean loss."""
     for B, b in ((12, 3), (16, 4), (6, 2), (8, 8)):
         config, state_dict, batches = make_case(models, seed=B + b, B=B, steps=1)
-        want, _ = big_batch_truth(models, config, state_dict, batches, lr=0.1)
+        want, _params = big_batch_truth(models, config, state_dict, batches, lr=0.1)
         out = run_student(student, config, state_dict, batches, b, lr=0.1)
-        check_big_batch_gradient(out["grads"][0], want[0], case=f"micro-batch {b}, k={B // b}")
+        check_big_batch_gradient(out["grads"][0], want[0], case=_("micro-batch {b}, k={k}").format(b=b, k=B // b))
 
 
 def check_every_step(got_grads: list, want_grads: list, *, case: str):
@@ -114,7 +115,8 @@ def check_every_step(got_grads: list, want_grads: list, *, case: str):
             # stale: what was left in .grad by the previous step, plus this step's own gradient
             stale = _close(np.asarray(a, dtype=np.float64) - e.double().numpy(), got_grads[t - 1][name])
             template = STALE_SYMPTOM if stale else STEP_SYMPTOM
-            raise AssertionError(template.format(what=f"gradient of {name}", case=M.case_suffix(case), step=t + 1))
+            raise AssertionError(M.say(template, what=_("gradient of {name}").format(name=name),
+                                       case=M.case_suffix(case), step=t + 1))
 
 
 @pytest.mark.question("accumulation")
@@ -122,9 +124,9 @@ def test_every_step_gradient_is_big_batch_gradient(student, models):
     """Over 3 optimizer steps, each step's gradient is its own big batch's, nothing carried over."""
     B, b, steps, lr = 12, 4, 3, 0.5
     config, state_dict, batches = make_case(models, seed=3, B=B, steps=steps)
-    want, _ = big_batch_truth(models, config, state_dict, batches, lr)
+    want, _params = big_batch_truth(models, config, state_dict, batches, lr)
     out = run_student(student, config, state_dict, batches, b, lr)
-    check_every_step(out["grads"], want, case=f"micro-batch {b}, k={B // b}, {steps} steps")
+    check_every_step(out["grads"], want, case=_("micro-batch {b}, k={k}, {steps} steps").format(b=b, k=B // b, steps=steps))
 
 
 @pytest.mark.question("accumulation")
@@ -132,11 +134,12 @@ def test_parameters_after_several_steps(student, models):
     """After 4 SGD steps with accumulation, the parameters equal big-batch SGD's."""
     B, b, steps, lr = 15, 5, 4, 0.5
     config, state_dict, batches = make_case(models, seed=11, B=B, steps=steps, d_hidden=12)
-    _, want = big_batch_truth(models, config, state_dict, batches, lr)
+    _grads, want = big_batch_truth(models, config, state_dict, batches, lr)
     out = run_student(student, config, state_dict, batches, b, lr)
     for name in NAMES:
-        assert_close(out["params"][name], want[name], what=f"{name} after {steps} optimizer steps",
-                     case=f"micro-batch {b}, k={B // b}, lr {lr}", rtol=RTOL, atol=ATOL)
+        assert_close(out["params"][name], want[name],
+                     what=_("{name} after {steps} optimizer steps").format(name=name, steps=steps),
+                     case=_("micro-batch {b}, k={k}, lr {lr}").format(b=b, k=B // b, lr=lr), rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.question("accumulation")
@@ -148,10 +151,11 @@ def test_random_cases_match_reference(student, reference, models, rng):
                                             d_hidden=int(rng.integers(4, 20)))
     want = reference.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=b, lr=lr)
     out = run_student(student, config, state_dict, batches, b, lr)
-    case = f"micro-batch {b}, k={k}, {steps} steps, lr {lr:.3f}"
+    case = _("micro-batch {b}, k={k}, {steps} steps, lr {lr:.3f}").format(b=b, k=k, steps=steps, lr=lr)
     check_every_step(out["grads"], want["grads"], case=case)
     for name in NAMES:
-        assert_close(out["params"][name], want["params"][name], what=f"{name} after {steps} steps", case=case,
+        assert_close(out["params"][name], want["params"][name],
+                     what=_("{name} after {steps} steps").format(name=name, steps=steps), case=case,
                      rtol=RTOL, atol=ATOL)
 
 
@@ -168,14 +172,15 @@ def test_short_last_micro_batch_gradient(student, models):
     """With a short last micro-batch, samples must be weighted by count, not micro-batches by 1/k."""
     for B, b in UNEVEN:
         config, state_dict, batches = make_case(models, seed=B * b, B=B, steps=1)
-        want, _ = big_batch_truth(models, config, state_dict, batches, lr=0.1)
+        want, _params = big_batch_truth(models, config, state_dict, batches, lr=0.1)
         out = run_student(student, config, state_dict, batches, b, lr=0.1)
-        case = f"batch {B}, micro-batch {b}, sizes {sizes(B, b)}"
+        case = _("batch {B}, micro-batch {b}, sizes {sizes}").format(B=B, b=b, sizes=sizes(B, b))
         unweighted = unweighted_mean_gradient(models, config, state_dict, batches[0], b)
         for name in NAMES:
             a = out["grads"][0][name]
             if not _close(a, want[0][name]) and _close(a, unweighted[name]):
-                raise AssertionError(UNWEIGHTED_SYMPTOM.format(what=f"gradient of {name}", case=M.case_suffix(case)))
+                raise AssertionError(M.say(UNWEIGHTED_SYMPTOM, what=_("gradient of {name}").format(name=name),
+                                           case=M.case_suffix(case)))
         check_big_batch_gradient(out["grads"][0], want[0], case=case)
 
 
@@ -184,10 +189,11 @@ def test_short_last_micro_batch_parameters(student, models):
     """One optimizer step with micro-batches 3, 3, 3, 1: the parameters equal big-batch SGD's."""
     B, b, lr = 10, 3, 0.5
     config, state_dict, batches = make_case(models, seed=5, B=B, steps=1)
-    _, want = big_batch_truth(models, config, state_dict, batches, lr)
+    _grads, want = big_batch_truth(models, config, state_dict, batches, lr)
     out = run_student(student, config, state_dict, batches, b, lr)
+    case = _("batch {B}, micro-batch {b}, sizes {sizes}").format(B=B, b=b, sizes=sizes(B, b))
     for name in NAMES:
-        assert_close(out["params"][name], want[name], what=f"{name} after one step", case=f"batch {B}, micro-batch {b}, sizes {sizes(B, b)}",
+        assert_close(out["params"][name], want[name], what=_("{name} after one step").format(name=name), case=case,
                      rtol=RTOL, atol=ATOL)
 
 
@@ -198,10 +204,11 @@ def test_split_batch(student, models, rng):
     for B, b in ((10, 4), (8, 8), (5, 7), (int(rng.integers(1, 30)), int(rng.integers(1, 8)))):
         batch = models.make_batch(config, n=B, seed=B)
         got = student.split_batch(batch=batch, micro_batch_size=b)
-        case = f"batch {B}, micro-batch {b}"
-        assert_scalar(len(got), len(sizes(B, b)), what="number of micro-batches", case=case, rtol=0)
+        case = _("batch {B}, micro-batch {b}").format(B=B, b=b)
+        assert_scalar(len(got), len(sizes(B, b)), what=_("number of micro-batches"), case=case, rtol=0)
         for j, micro in enumerate(got):
             start = j * b
-            assert_keys(micro, ("x", "y"), what=f"micro-batch {j}", case=case)
+            assert_keys(micro, ("x", "y"), what=_("micro-batch {index}").format(index=j), case=case)
             for key in ("x", "y"):
-                assert_close(micro[key], batch[key][start : start + b], what=f"micro-batch {j} [{key!r}]", case=case, rtol=0)
+                assert_close(micro[key], batch[key][start : start + b],
+                             what=_("micro-batch {index} [{key}]").format(index=j, key=repr(key)), case=case, rtol=0)

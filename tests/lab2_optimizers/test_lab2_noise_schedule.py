@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from autograder.i18n import _
 from autograder.testing import assert_close, assert_keys, assert_scalar
 
 NOISE_KEYS = ("std", "slope", "intercept")
@@ -39,9 +40,10 @@ def test_noise_replays_reference(student, reference, models, rng):
     kwargs = dict(config=dict(NOISE_CONFIG), batch_sizes=[2, 8, 32], trials=20, pool_size=64, seed=int(rng.integers(0, 2**31)))
     want = reference.gradient_noise(**kwargs)
     got = student.gradient_noise(**kwargs)
-    case = f"batch sizes {kwargs['batch_sizes']}, 20 trials, pool 64, seed {kwargs['seed']}"
-    assert_keys(got, NOISE_KEYS, what="gradient_noise result", case=case)
-    assert_close(got["std"], want["std"], what="noise std", case=case, rtol=1e-6)
+    case = _("batch sizes {batch_sizes}, 20 trials, pool 64, seed {seed}").format(batch_sizes=kwargs["batch_sizes"],
+                                                                                  seed=kwargs["seed"])
+    assert_keys(got, NOISE_KEYS, what=_("gradient_noise result"), case=case)
+    assert_close(got["std"], want["std"], what=_("noise std"), case=case, rtol=1e-6)
     assert_scalar(got["slope"], want["slope"], what="slope", case=case, rtol=1e-6)
     assert_scalar(got["intercept"], want["intercept"], what="intercept", case=case, rtol=1e-6, atol=1e-9)
 
@@ -51,16 +53,16 @@ def test_noise_follows_one_over_sqrt_b(student, models):
     """std(B) is sigma/sqrt(B) within sampling error, and the fitted slope is -0.5 +- 0.1."""
     config, pool_size, seed, batch_sizes = dict(NOISE_CONFIG), 256, 7, [2, 4, 8, 16, 32, 64]
     got = student.gradient_noise(config=config, batch_sizes=batch_sizes, trials=100, pool_size=pool_size, seed=seed)
-    case = f"batch sizes {batch_sizes}, 100 trials, pool {pool_size}"
-    assert_keys(got, NOISE_KEYS, what="gradient_noise result", case=case)
+    case = _("batch sizes {batch_sizes}, 100 trials, pool {pool_size}").format(batch_sizes=batch_sizes, pool_size=pool_size)
+    assert_keys(got, NOISE_KEYS, what=_("gradient_noise result"), case=case)
     sigma2 = per_example_variance(models, config, pool_size, seed)
     theory = np.sqrt(sigma2 / np.array(batch_sizes, dtype=np.float64))
     # 100 trials estimate a std to a few percent; 25% separates 1/sqrt(B) from 1/B or sqrt(k)x slips
-    assert_close(got["std"], theory, what="noise std vs sigma/sqrt(B)", case=case, rtol=0.25)
-    assert_scalar(got["slope"], -0.5, what="log-log slope", case=case, atol=0.1, rtol=0)
+    assert_close(got["std"], theory, what=_("noise std vs sigma/sqrt(B)"), case=case, rtol=0.25)
+    assert_scalar(got["slope"], -0.5, what=_("log-log slope"), case=case, atol=0.1, rtol=0)
     slope, intercept = np.polyfit(np.log(batch_sizes), np.log(np.asarray(got["std"], dtype=np.float64)), 1)
-    assert_scalar(got["slope"], slope, what="slope of your own std values", case=case, rtol=1e-6)
-    assert_scalar(got["intercept"], intercept, what="intercept of your own std values", case=case, rtol=1e-6, atol=1e-9)
+    assert_scalar(got["slope"], slope, what=_("slope of your own std values"), case=case, rtol=1e-6)
+    assert_scalar(got["intercept"], intercept, what=_("intercept of your own std values"), case=case, rtol=1e-6, atol=1e-9)
 
 
 # -- schedule ----------------------------------------------------------------------
@@ -69,11 +71,11 @@ def test_schedule_worked_points(student):
     """GPT-2 XL: 0 at step 0, 1.25e-4 at 250, 2.5e-4 at 500, 1.25e-4 at 25,250, the floor at 50,000 and after."""
     steps = np.array([0, 250, 500, 25_250, 50_000, 60_000])
     got = student.lr_schedule(steps=steps)
-    assert_close(got, [0.0, 1.25e-4, 2.5e-4, 1.25e-4, 0.0, 0.0], what="learning rate", case="defaults (floor 0), steps 0, 250, 500, 25,250, 50,000, 60,000",
-                 rtol=1e-9, atol=1e-15)
+    assert_close(got, [0.0, 1.25e-4, 2.5e-4, 1.25e-4, 0.0, 0.0], what=_("learning rate"),
+                 case=_("defaults (floor 0), steps 0, 250, 500, 25,250, 50,000, 60,000"), rtol=1e-9, atol=1e-15)
     got = student.lr_schedule(steps=steps, min_lr=2.5e-5)
-    assert_close(got, [0.0, 1.25e-4, 2.5e-4, 1.375e-4, 2.5e-5, 2.5e-5], what="learning rate", case="floor 2.5e-5, steps 0, 250, 500, 25,250, 50,000, 60,000",
-                 rtol=1e-9, atol=1e-15)
+    assert_close(got, [0.0, 1.25e-4, 2.5e-4, 1.375e-4, 2.5e-5, 2.5e-5], what=_("learning rate"),
+                 case=_("floor 2.5e-5, steps 0, 250, 500, 25,250, 50,000, 60,000"), rtol=1e-9, atol=1e-15)
 
 
 @pytest.mark.question("schedule")
@@ -81,14 +83,14 @@ def test_schedule_many_steps_match_reference(student, reference, rng):
     """Every 97th step of GPT-2 XL's run and beyond, then seeded random schedules."""
     steps = np.arange(0, 52_000, 97)
     assert_close(student.lr_schedule(steps=steps), reference.lr_schedule(steps=steps),
-                 what="learning rate", case="GPT-2 XL defaults, every 97th step up to 52,000", rtol=1e-9, atol=1e-15)
-    for _ in range(3):
+                 what=_("learning rate"), case=_("GPT-2 XL defaults, every 97th step up to 52,000"), rtol=1e-9, atol=1e-15)
+    for _draw in range(3):
         warmup = int(rng.integers(1, 100))
         kw = dict(peak_lr=float(10 ** rng.uniform(-5, -2)), warmup_steps=warmup,
                   total_steps=warmup + int(rng.integers(10, 1000)), min_lr=float(rng.choice([0.0, 1e-6])))
         steps = np.sort(rng.integers(0, kw["total_steps"] + 50, size=64))
         assert_close(student.lr_schedule(steps=steps, **kw), reference.lr_schedule(steps=steps, **kw),
-                     what="learning rate", case=f"{kw}, 64 random steps", rtol=1e-9, atol=1e-15)
+                     what=_("learning rate"), case=_("{hparams}, 64 random steps").format(hparams=kw), rtol=1e-9, atol=1e-15)
 
 
 @pytest.mark.question("schedule")
@@ -102,14 +104,15 @@ def test_clip_grad_norm_matches_torch(student, rng):
             t.grad = torch.tensor(g)
         total = float(torch.nn.utils.clip_grad_norm_(ts, max_norm))
         got = student.clip_grad_norm(grads=grads, max_norm=max_norm)
-        case = f"3 arrays, entries ~{scale:g}, max_norm {max_norm}"
-        assert_keys(got, ("grads", "total_norm"), what="clip_grad_norm result", case=case)
-        assert_scalar(got["total_norm"], total, what="total_norm (before clipping)", case=case, rtol=1e-9)
-        assert_scalar(len(got["grads"]), len(ts), what="number of clipped arrays", case=case, rtol=0)
+        case = _("3 arrays, entries ~{scale:g}, max_norm {max_norm}").format(scale=scale, max_norm=max_norm)
+        assert_keys(got, ("grads", "total_norm"), what=_("clip_grad_norm result"), case=case)
+        assert_scalar(got["total_norm"], total, what=_("total_norm (before clipping)"), case=case, rtol=1e-9)
+        assert_scalar(len(got["grads"]), len(ts), what=_("number of clipped arrays"), case=case, rtol=0)
         for i, t in enumerate(ts):
-            assert_close(got["grads"][i], t.grad.numpy(), what=f"clipped gradient {i}", case=case, rtol=1e-9, atol=1e-15)
+            assert_close(got["grads"][i], t.grad.numpy(), what=_("clipped gradient {index}").format(index=i), case=case,
+                         rtol=1e-9, atol=1e-15)
     # worked number: a gradient of norm 5 clipped to norm 1 is scaled by 1/(5 + 1e-6)
     got = student.clip_grad_norm(grads=[np.array([3.0, 4.0])], max_norm=1.0)
-    assert_close(got["grads"][0], np.array([3.0, 4.0]) / (5.0 + 1e-6), what="clipped gradient", case="[3, 4], max_norm 1",
+    assert_close(got["grads"][0], np.array([3.0, 4.0]) / (5.0 + 1e-6), what=_("clipped gradient"), case="[3, 4], max_norm 1",
                  rtol=1e-12)
     assert_scalar(got["total_norm"], 5.0, what="total_norm", case="[3, 4], max_norm 1", rtol=1e-12)

@@ -9,6 +9,7 @@ on top.
 import pytest
 import torch
 
+from autograder.i18n import _
 from autograder.testing import assert_equal, assert_keys, assert_scalar
 
 FOOTPRINT_KEYS = ("param_elements", "param_bytes", "state_elements", "state_bytes", "state_keys", "multiple")
@@ -42,18 +43,18 @@ def torch_footprint(models, config: dict, optimizer: str, hparams: dict) -> dict
 def check_count(got, want: int, *, what: str, case: str):
     """An exact count; when it is off, say by what factor (2x: counted something twice)."""
     if want == 0:  # a ratio to 0 means nothing; say only that it should be none
-        assert_equal(got, 0, what=f"{what} (there is none)", case=case)
+        assert_equal(got, 0, what=_("{what} (there is none)").format(what=what), case=case)
     else:
         assert_scalar(got, want, what=what, case=case, rtol=0)
 
 
 def check_footprint(got: dict, want: dict, case: str):
-    assert_keys(got, FOOTPRINT_KEYS, what="footprint", case=case)
+    assert_keys(got, FOOTPRINT_KEYS, what=_("footprint"), case=case)
     for key in ("param_elements", "param_bytes", "state_elements", "state_bytes"):
         check_count(got[key], want[key], what=key, case=case)
     # names of missing or extra keys help (they are torch's documented names); then the order
     assert_keys(dict.fromkeys(got["state_keys"]), want["state_keys"], what="state_keys", case=case)
-    assert_equal(list(got["state_keys"]), want["state_keys"], what="state_keys (sorted, each once)", case=case)
+    assert_equal(list(got["state_keys"]), want["state_keys"], what=_("state_keys (sorted, each once)"), case=case)
     assert_scalar(got["multiple"], want["multiple"], what="multiple", case=case, rtol=1e-9)
 
 
@@ -63,9 +64,9 @@ def test_footprint_matches_torch_and_rule(student, models):
     config = dict(models.DEFAULT_CONFIG)
     for optimizer, multiple in RULE_MULTIPLE.items():
         want = torch_footprint(models, config, optimizer, {})
-        assert want["multiple"] == multiple, "grader self-check: torch no longer follows the rule"
+        assert want["multiple"] == multiple, _("grader self-check: torch no longer follows the rule")
         got = student.optimizer_state_footprint(config=config, optimizer=optimizer, hparams={})
-        check_footprint(got, want, case=f"{optimizer}, default options")
+        check_footprint(got, want, case=_("{optimizer}, default options").format(optimizer=optimizer))
 
 
 @pytest.mark.question("optimizer_state")
@@ -83,22 +84,25 @@ def test_footprint_options_and_dtype(student, models, rng):
         config = {**models.DEFAULT_CONFIG, **overrides}
         want = torch_footprint(models, config, optimizer, hparams)
         got = student.optimizer_state_footprint(config=config, optimizer=optimizer, hparams=hparams)
-        check_footprint(got, want, case=f"{optimizer} {hparams}, config {overrides}")
+        check_footprint(got, want, case=_("{optimizer} {hparams}, config {overrides}").format(
+            optimizer=optimizer, hparams=hparams, overrides=overrides))
 
 
 @pytest.mark.question("optimizer_state")
 def test_memory_rule_worked_numbers(student, reference, rng):
     """The chapter's numbers (Adam, 100M FP32: 800 MB of state) and seeded random sizes."""
     got = student.optimizer_memory(num_params=100_000_000, optimizer="adam", bytes_per_value=4)
-    assert_keys(got, ("param_bytes", "state_bytes", "total_bytes", "multiple"), what="optimizer_memory", case="Adam, 100M params, FP32")
-    assert_scalar(got["state_bytes"], 800e6, what="Adam state bytes", case="100M params, FP32", rtol=0)
-    assert_scalar(got["total_bytes"], 1.2e9, what="Adam total bytes", case="100M params, FP32", rtol=0)
+    assert_keys(got, ("param_bytes", "state_bytes", "total_bytes", "multiple"), what="optimizer_memory",
+                case=_("Adam, 100M params, FP32"))
+    assert_scalar(got["state_bytes"], 800e6, what=_("Adam state bytes"), case=_("100M params, FP32"), rtol=0)
+    assert_scalar(got["total_bytes"], 1.2e9, what=_("Adam total bytes"), case=_("100M params, FP32"), rtol=0)
     for optimizer, multiple in RULE_MULTIPLE.items():
         got = student.optimizer_memory(num_params=1000, optimizer=optimizer, bytes_per_value=4)
-        assert_scalar(got["multiple"], multiple, what="memory multiple", case=optimizer, rtol=0)
+        assert_scalar(got["multiple"], multiple, what=_("memory multiple"), case=optimizer, rtol=0)
     for optimizer in RULE_MULTIPLE:
         n, nbytes = int(rng.integers(1, 10**9)), int(rng.choice([2, 4, 8]))
         want = reference.optimizer_memory(num_params=n, optimizer=optimizer, bytes_per_value=nbytes)
         got = student.optimizer_memory(num_params=n, optimizer=optimizer, bytes_per_value=nbytes)
         for key, value in want.items():
-            check_count(got[key], value, what=key, case=f"{optimizer}, {n} params, {nbytes} bytes each")
+            check_count(got[key], value, what=key,
+                        case=_("{optimizer}, {n} params, {nbytes} bytes each").format(optimizer=optimizer, n=n, nbytes=nbytes))

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from autograder import messages as M
+from autograder.i18n import _
 from autograder.testing import assert_close, assert_keys, assert_scalar
 
 STEPS = 60
@@ -41,8 +42,9 @@ def student_replay(code, rule: str, params0: np.ndarray, grads: list[np.ndarray]
     for g in grads:
         out = fn(params=params, grads=g, state=state, **hp)
         if not (isinstance(out, tuple) and len(out) == 2):
-            raise AssertionError(M.WRONG_TYPE.format(what=f"{STEP_FN[rule]}() return value", case="",
-                                                     expected_type="a tuple (new_params, new_state)", got_type=type(out).__name__))
+            raise AssertionError(M.say(M.WRONG_TYPE, what=_("{function}() return value").format(function=STEP_FN[rule]),
+                                       case="", expected_type=_("a tuple (new_params, new_state)"),
+                                       got_type=type(out).__name__))
         params, state = out
         path.append(params)
     return path, state
@@ -50,7 +52,8 @@ def student_replay(code, rule: str, params0: np.ndarray, grads: list[np.ndarray]
 
 def check_path(got, want, *, rule: str, case: str):
     for t, (a, e) in enumerate(zip(got, want), start=1):
-        assert_close(a, e, what=f"{rule} parameters after step {t}", case=case, rtol=RTOL, atol=ATOL)
+        assert_close(a, e, what=_("{rule} parameters after step {step}").format(rule=rule, step=t), case=case,
+                     rtol=RTOL, atol=ATOL)
 
 
 def fmt(hp: dict) -> str:
@@ -64,7 +67,7 @@ def fmt(hp: dict) -> str:
 
 
 def problem(rng, shape=(4, 3), scale=1.0, steps=STEPS):
-    return rng.normal(size=shape), [scale * rng.normal(size=shape) for _ in range(steps)]
+    return rng.normal(size=shape), [scale * rng.normal(size=shape) for _step in range(steps)]
 
 
 # -- update_rules ------------------------------------------------------------------
@@ -73,9 +76,9 @@ def test_sgd_plain_matches_torch(student, rng):
     """Plain SGD, with and without (coupled) weight decay."""
     params0, grads = problem(rng)
     for hp in ({"lr": 0.1}, {"lr": 0.05, "weight_decay": 0.1}):
-        want, _ = torch_replay("sgd", params0, grads, hp)
-        got, _ = student_replay(student, "sgd", params0, grads, hp)
-        check_path(got, want, rule="SGD", case=f"{STEPS} steps, {fmt(hp)}")
+        want, _state = torch_replay("sgd", params0, grads, hp)
+        got, _state = student_replay(student, "sgd", params0, grads, hp)
+        check_path(got, want, rule="SGD", case=_("{steps} steps, {hparams}").format(steps=STEPS, hparams=fmt(hp)))
 
 
 @pytest.mark.question("update_rules")
@@ -83,9 +86,10 @@ def test_sgd_momentum_matches_torch(student, rng):
     """Momentum: the buffer starts at the first gradient, dampening 0."""
     params0, grads = problem(rng)
     for hp in ({"lr": 0.05, "momentum": 0.9}, {"lr": 0.01, "momentum": 0.5, "weight_decay": 0.05}):
-        want, _ = torch_replay("sgd", params0, grads, hp)
-        got, _ = student_replay(student, "sgd", params0, grads, hp)
-        check_path(got, want, rule="SGD with momentum", case=f"{STEPS} steps, {fmt(hp)}")
+        want, _state = torch_replay("sgd", params0, grads, hp)
+        got, _state = student_replay(student, "sgd", params0, grads, hp)
+        check_path(got, want, rule=_("SGD with momentum"),
+                   case=_("{steps} steps, {hparams}").format(steps=STEPS, hparams=fmt(hp)))
 
 
 @pytest.mark.question("update_rules")
@@ -93,9 +97,10 @@ def test_rmsprop_matches_torch(student, rng):
     """RMSprop: eps outside the square root (the second case makes eps matter)."""
     for scale, hp in ((1.0, {"lr": 0.01}), (1e-3, {"lr": 0.01, "alpha": 0.9, "eps": 1e-4, "weight_decay": 0.01})):
         params0, grads = problem(rng, scale=scale)
-        want, _ = torch_replay("rmsprop", params0, grads, hp)
-        got, _ = student_replay(student, "rmsprop", params0, grads, hp)
-        check_path(got, want, rule="RMSprop", case=f"{STEPS} steps, gradients ~{scale:g}, {fmt(hp)}")
+        want, _state = torch_replay("rmsprop", params0, grads, hp)
+        got, _state = student_replay(student, "rmsprop", params0, grads, hp)
+        check_path(got, want, rule="RMSprop",
+                   case=_("{steps} steps, gradients ~{scale:g}, {hparams}").format(steps=STEPS, scale=scale, hparams=fmt(hp)))
 
 
 @pytest.mark.question("update_rules")
@@ -107,9 +112,10 @@ def test_adam_matches_torch(student, rng):
     )
     for scale, hp in cases:
         params0, grads = problem(rng, scale=scale)
-        want, _ = torch_replay("adam", params0, grads, hp)
-        got, _ = student_replay(student, "adam", params0, grads, hp)
-        check_path(got, want, rule="Adam", case=f"{STEPS} steps, gradients ~{scale:g}, {fmt(hp)}")
+        want, _state = torch_replay("adam", params0, grads, hp)
+        got, _state = student_replay(student, "adam", params0, grads, hp)
+        check_path(got, want, rule="Adam",
+                   case=_("{steps} steps, gradients ~{scale:g}, {hparams}").format(steps=STEPS, scale=scale, hparams=fmt(hp)))
 
 
 @pytest.mark.question("update_rules")
@@ -123,10 +129,10 @@ def test_state_matches_torch_state(student, rng):
         ("adam", {"lr": 0.01}),
     )
     for rule, hp in cases:
-        _, want = torch_replay(rule, params0, grads, hp)
-        _, got = student_replay(student, rule, params0, grads, hp)
-        case = f"{rule}, {fmt(hp)}, after {STEPS} steps"
-        assert_keys(got, want.keys(), what="optimizer state", case=case)
+        _path, want = torch_replay(rule, params0, grads, hp)
+        _path, got = student_replay(student, rule, params0, grads, hp)
+        case = _("{rule}, {hparams}, after {steps} steps").format(rule=rule, hparams=fmt(hp), steps=STEPS)
+        assert_keys(got, want.keys(), what=_("optimizer state"), case=case)
         for key, value in want.items():
             if np.ndim(value) == 0:
                 assert_scalar(got[key], value, what=f"state[{key!r}]", case=case, rtol=0)
@@ -148,9 +154,9 @@ def test_random_hyperparameters_match_reference(student, reference, rng):
                   "eps": float(10 ** rng.uniform(-8, -3)), "weight_decay": float(rng.uniform(0, 0.1))}),
     )
     for rule, hp in cases:
-        want, _ = student_replay(reference, rule, params0, grads, hp)
-        got, _ = student_replay(student, rule, params0, grads, hp)
-        check_path(got, want, rule=rule, case=f"shape {shape}, 20 steps, {fmt(hp)}")
+        want, _state = student_replay(reference, rule, params0, grads, hp)
+        got, _state = student_replay(student, rule, params0, grads, hp)
+        check_path(got, want, rule=rule, case=_("shape {shape}, 20 steps, {hparams}").format(shape=shape, hparams=fmt(hp)))
 
 
 # -- trajectories --------------------------------------------------------------------
@@ -180,7 +186,7 @@ def torch_trajectory(surface, optimizer, start, steps, hparams):
     p = torch.tensor(start, dtype=torch.float64, requires_grad=True)
     opt = TORCH_OPTIM["sgd" if optimizer == "momentum" else optimizer]([p], **hp)
     path = [p.detach().clone()]
-    for _ in range(steps):
+    for _step in range(steps):
         opt.zero_grad()
         torch_surface(surface, p).backward()
         opt.step()
@@ -198,16 +204,19 @@ def test_loss_surface_matches_autograd(student, rng):
         ("rosenbrock", (-1.5, 2.0)): 12.5,
     }
     for (surface, point), loss in worked.items():
-        got_loss, _ = student.loss_surface(surface=surface, xy=np.array(point))
-        assert_scalar(got_loss, loss, what=f"{surface} loss", case=f"at {point}", atol=1e-12)
+        got_loss, _grad = student.loss_surface(surface=surface, xy=np.array(point))
+        assert_scalar(got_loss, loss, what=_("{surface} loss").format(surface=surface),
+                      case=_("at {point}").format(point=point), atol=1e-12)
     xy = rng.uniform(-2, 2, size=(3, 4, 2))
     for surface in ("quadratic", "rosenbrock"):
         p = torch.tensor(xy, requires_grad=True)
         want_loss = torch_surface(surface, p)
         want_loss.sum().backward()
         got_loss, got_grad = student.loss_surface(surface=surface, xy=xy)
-        assert_close(got_loss, want_loss.detach().numpy(), what=f"{surface} loss", case="xy of shape (3, 4, 2)", rtol=1e-12, atol=1e-12)
-        assert_close(got_grad, p.grad.numpy(), what=f"{surface} gradient", case="xy of shape (3, 4, 2)", rtol=1e-10, atol=1e-12)
+        assert_close(got_loss, want_loss.detach().numpy(), what=_("{surface} loss").format(surface=surface),
+                     case=_("xy of shape (3, 4, 2)"), rtol=1e-12, atol=1e-12)
+        assert_close(got_grad, p.grad.numpy(), what=_("{surface} gradient").format(surface=surface),
+                     case=_("xy of shape (3, 4, 2)"), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.question("trajectories")
@@ -217,16 +226,18 @@ def test_trajectories_match_torch(student):
     for (surface, optimizer), (start, hp) in TRAJECTORY_CASES.items():
         want = torch_trajectory(surface, optimizer, start, steps, hp)
         got = student.trajectory(surface=surface, optimizer=optimizer, start=start, steps=steps, hparams=hp)
-        assert_close(got, want, what=f"{optimizer} trajectory on {surface}", case=f"start {start}, {fmt(hp)}, {steps} steps",
+        assert_close(got, want, what=_("{optimizer} trajectory on {surface}").format(optimizer=optimizer, surface=surface),
+                     case=_("start {start}, {hparams}, {steps} steps").format(start=start, hparams=fmt(hp), steps=steps),
                      rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.question("trajectories")
 def test_trajectories_match_reference(student, reference, rng):
     """Seeded random starting points, compared with the reference."""
-    for (surface, optimizer), (_, hp) in TRAJECTORY_CASES.items():
+    for (surface, optimizer), (_start, hp) in TRAJECTORY_CASES.items():
         start = tuple(float(v) for v in rng.uniform(-1.2, 1.2, size=2))
         want = reference.trajectory(surface=surface, optimizer=optimizer, start=start, steps=50, hparams=hp)
         got = student.trajectory(surface=surface, optimizer=optimizer, start=start, steps=50, hparams=hp)
-        assert_close(got, want, what=f"{optimizer} trajectory on {surface}", case=f"start ({start[0]:.3f}, {start[1]:.3f}), {fmt(hp)}",
+        assert_close(got, want, what=_("{optimizer} trajectory on {surface}").format(optimizer=optimizer, surface=surface),
+                     case=_("start ({x:.3f}, {y:.3f}), {hparams}").format(x=start[0], y=start[1], hparams=fmt(hp)),
                      rtol=1e-6, atol=1e-9)

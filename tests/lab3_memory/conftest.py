@@ -19,6 +19,7 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from autograder import messages as M
+from autograder.i18n import _
 from autograder.testing import assert_close, assert_scalar
 
 _SUPPORT_CACHE: dict[str, object] = {}
@@ -38,8 +39,8 @@ def _load_support(path):
 def assert_int_type(actual, *, what: str, case: str = "") -> None:
     """Byte counts and call counts are Python ``int`` (the docstrings promise it)."""
     if isinstance(actual, bool) or not isinstance(actual, int):
-        raise AssertionError(M.WRONG_TYPE.format(what=what, case=M.case_suffix(case),
-                                                 expected_type="an int", got_type=type(actual).__name__))
+        raise AssertionError(M.say(M.WRONG_TYPE, what=what, case=M.case_suffix(case),
+                                                 expected_type=_("an int"), got_type=type(actual).__name__))
 
 
 def assert_exact_int(actual, expected: int, *, what: str, case: str = "") -> None:
@@ -58,8 +59,9 @@ def assert_exact_int(actual, expected: int, *, what: str, case: str = "") -> Non
 def describe(cfg: dict, **extra) -> str:
     """A short case string: 'gpt d=32 L=2 a=4 tied, B=4'."""
     if cfg["kind"] == "gpt":
+        tied = _("tied") if cfg.get("tie_weights", True) else _("untied")
         s = f"gpt d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 2)} a={cfg.get('n_heads', 4)} " \
-            f"S={cfg.get('seq_len', 16)} {'tied' if cfg.get('tie_weights', True) else 'untied'}"
+            f"S={cfg.get('seq_len', 16)} {tied}"
     else:
         s = f"mlp d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 4)} init_std={cfg.get('init_std', 0.02)}"
     if cfg.get("dtype", "float32") != "float32":
@@ -122,7 +124,7 @@ def make_truth(models):
             total[0] += sum(nbytes(t) for t in outs if torch.is_tensor(t))
 
         hs = [m.register_forward_hook(hook) for m in model.modules() if not list(m.children())]
-        saved, calls, pcalls, _ = saved_tensors(model, lambda: models.forward_loss(model, batch))
+        saved, calls, pcalls, _out = saved_tensors(model, lambda: models.forward_loss(model, batch))
         for h in hs:
             h.remove()
         return {"saved_bytes": saved, "saved_tensors": calls, "parameter_saves": pcalls,
@@ -133,7 +135,7 @@ def make_truth(models):
         opt = models.build_optimizer(model, opt_cfg)
         batch = models.make_batch(cfg, B, seed=0)
         weights = sum(nbytes(p) for p in model.parameters())
-        acts, _, _, loss = saved_tensors(model, lambda: models.forward_loss(model, batch))
+        acts, _calls, _pcalls, loss = saved_tensors(model, lambda: models.forward_loss(model, batch))
         loss.backward()
         grads = sum(nbytes(p.grad) for p in model.parameters() if p.grad is not None)
         opt.step()
@@ -185,7 +187,7 @@ def make_truth(models):
                     h = checkpoint(seg, blocks[s:s + k], h, use_reentrant=False)
             return model.head_loss(h, y)
 
-        saved, _, _, loss = saved_tensors(model, fwd)
+        saved, _calls, _pcalls, loss = saved_tensors(model, fwd)
         loss.backward()
         for h in hs:
             h.remove()

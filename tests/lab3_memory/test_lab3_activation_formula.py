@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from autograder.i18n import _
 from autograder.testing import assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("activation_formula")
@@ -11,37 +12,37 @@ XL = dict(s=1024, b=8, h=1600, a=25)  # GPT-2 XL at micro-batch 8
 
 
 def test_attention_score_bytes_match_real_tensors(student, lab3, rng):
-    for _ in range(4):
+    for _trial in range(4):
         s, b, a = int(rng.integers(2, 65)), int(rng.integers(1, 9)), int(rng.integers(1, 17))
         case = f"s={s}, b={b}, a={a}"
         got = student.attention_score_bytes(s=s, b=b, a=a)
-        assert_keys(got, ["scores", "softmax", "dropout_mask"], what="attention_score_bytes result", case=case)
+        assert_keys(got, ["scores", "softmax", "dropout_mask"], what=_("attention_score_bytes result"), case=case)
         fp16 = torch.empty(b, a, s, s, dtype=torch.float16)   # QKᵀ scores and softmax output
         mask = torch.empty(b, a, s, s, dtype=torch.uint8)     # dropout mask, 1 byte
-        lab3.assert_exact_int(got["scores"], fp16.nbytes, what="QKᵀ score bytes", case=case)
-        lab3.assert_exact_int(got["softmax"], fp16.nbytes, what="softmax output bytes", case=case)
-        lab3.assert_exact_int(got["dropout_mask"], mask.nbytes, what="dropout mask bytes", case=case)
+        lab3.assert_exact_int(got["scores"], fp16.nbytes, what=_("QKᵀ score bytes"), case=case)
+        lab3.assert_exact_int(got["softmax"], fp16.nbytes, what=_("softmax output bytes"), case=case)
+        lab3.assert_exact_int(got["dropout_mask"], mask.nbytes, what=_("dropout mask bytes"), case=case)
 
 
 def test_gpt2_xl_table_and_recomputation(student, lab3):
     s, b, h, a = XL["s"], XL["b"], XL["h"], XL["a"]
     per_layer = student.activation_bytes(**XL, n_layers=1, recompute="none")
-    lab3.assert_exact_int(per_layer, 34 * s * b * h + 5 * a * s * s * b, what="activation bytes per layer",
+    lab3.assert_exact_int(per_layer, 34 * s * b * h + 5 * a * s * s * b, what=_("activation bytes per layer"),
                       case="GPT-2 XL, b=8")
-    assert_scalar(per_layer, 1.494e9, what="activation bytes per layer", case="GPT-2 XL, b=8", rtol=1e-3)
+    assert_scalar(per_layer, 1.494e9, what=_("activation bytes per layer"), case="GPT-2 XL, b=8", rtol=1e-3)
     total = student.activation_bytes(**XL, n_layers=48, recompute="none")
-    assert_scalar(total, 71.7e9, what="activation bytes for 48 layers", case="GPT-2 XL, b=8", rtol=1e-3)
+    assert_scalar(total, 71.7e9, what=_("activation bytes for 48 layers"), case="GPT-2 XL, b=8", rtol=1e-3)
     lab3.assert_exact_int(student.activation_bytes(**XL, n_layers=48, recompute="selective"), 48 * 34 * s * b * h,
-                      what="activation bytes with selective recomputation", case="GPT-2 XL, b=8, 48 layers")
+                      what=_("activation bytes with selective recomputation"), case=_("GPT-2 XL, b=8, 48 layers"))
     lab3.assert_exact_int(student.activation_bytes(**XL, n_layers=48, recompute="full"), 48 * 2 * s * b * h,
-                      what="activation bytes with full recomputation", case="GPT-2 XL, b=8, 48 layers")
+                      what=_("activation bytes with full recomputation"), case=_("GPT-2 XL, b=8, 48 layers"))
 
 
 def test_random_shapes_match_reference(student, reference, lab3, rng):
-    for _ in range(6):
+    for _trial in range(6):
         a = int(rng.integers(1, 33))
         kw = dict(s=int(rng.integers(16, 4097)), b=int(rng.integers(1, 33)), h=a * int(rng.integers(8, 129)), a=a,
                   n_layers=int(rng.integers(1, 97)), recompute=str(rng.choice(["none", "selective", "full"])))
         case = ", ".join(f"{k}={v}" for k, v in kw.items())
         lab3.assert_exact_int(student.activation_bytes(**kw), reference.activation_bytes(**kw),
-                          what="activation bytes", case=case)
+                          what=_("activation bytes"), case=case)

@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from autograder.i18n import _
 from autograder.testing import assert_keys
 
 pytestmark = pytest.mark.question("bytes_per_param")
@@ -24,20 +25,21 @@ def test_breakdown_matches_dtype_sizes(student, lab3):
     for scheme, parts in expected.items():
         case = f"scheme={scheme}"
         got = student.bytes_per_parameter(scheme=scheme)
-        assert_keys(got, PARTS + ["total"], what="bytes_per_parameter result", case=case)
+        assert_keys(got, PARTS + ["total"], what=_("bytes_per_parameter result"), case=case)
         for k in PARTS:
-            lab3.assert_exact_int(got[k], parts[k], what=f"{k} bytes per parameter", case=case)
-        lab3.assert_exact_int(got["total"], sum(parts.values()), what="total bytes per parameter", case=case)
+            lab3.assert_exact_int(got[k], parts[k], what=_("{part} bytes per parameter").format(part=k), case=case)
+        lab3.assert_exact_int(got["total"], sum(parts.values()), what=_("total bytes per parameter"), case=case)
 
 
 def test_model_state_worked_numbers_and_random(student, reference, lab3, rng):
     # the chapter's numbers: 16 bytes/parameter
     for n, total in ((7_000_000_000, 112 * 10**9), (20_000_000_000, 320 * 10**9), (175_000_000_000, 2_800 * 10**9)):
         lab3.assert_exact_int(student.model_state_bytes(n_params=n, scheme="mixed_adam"), total,
-                          what="model state bytes (mixed-precision Adam)", case=f"P={n / 1e9:g}B")
-    for _ in range(6):
+                          what=_("model state bytes (mixed-precision Adam)"), case=f"P={n / 1e9:g}B")
+    for _trial in range(6):
         n = int(rng.integers(1, 10**12))
         scheme = str(rng.choice(["mixed_adam", "fp32_adam", "mixed_adam_fp32_grads"]))
         case = f"P={n}, scheme={scheme}"
         lab3.assert_exact_int(student.model_state_bytes(n_params=n, scheme=scheme),
-                          reference.model_state_bytes(n_params=n, scheme=scheme), what="model state bytes", case=case)
+                          reference.model_state_bytes(n_params=n, scheme=scheme),
+                          what=_("model state bytes"), case=case)

@@ -3,6 +3,7 @@
 import pytest
 
 from autograder import messages as M
+from autograder.i18n import _
 from autograder.testing import assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("checkpointing")
@@ -12,19 +13,19 @@ KEYS = ["saved_bytes", "forward_calls", "loss", "grad_norm"]
 
 def test_sqrt_rule_worked_numbers_and_brute_force(student, lab3, rng):
     got = student.checkpoint_units(n_layers=48, n_checkpoints=7)
-    assert_keys(got, ["units", "saving"], what="checkpoint_units result", case="N=48, k=7")
-    assert_scalar(got["units"], 13.9, what="layer-activations kept", case="N=48, k=7", rtol=5e-3)
-    assert_scalar(got["saving"], 0.711, what="memory saving", case="N=48, k=7", rtol=2e-3)
-    assert_equal(student.best_checkpoint_count(n_layers=48), 7, what="best number of checkpoints", case="N=48")
-    for _ in range(8):
+    assert_keys(got, ["units", "saving"], what=_("checkpoint_units result"), case="N=48, k=7")
+    assert_scalar(got["units"], 13.9, what=_("layer-activations kept"), case="N=48, k=7", rtol=5e-3)
+    assert_scalar(got["saving"], 0.711, what=_("memory saving"), case="N=48, k=7", rtol=2e-3)
+    assert_equal(student.best_checkpoint_count(n_layers=48), 7, what=_("best number of checkpoints"), case="N=48")
+    for _trial in range(8):
         N = int(rng.integers(1, 200))
         k = int(rng.integers(1, N + 1))
         got = student.checkpoint_units(n_layers=N, n_checkpoints=k)
-        assert_scalar(got["units"], k + N / k, what="layer-activations kept", case=f"N={N}, k={k}", rtol=1e-12)
-        assert_scalar(got["saving"], 1 - (k + N / k) / N, what="memory saving", case=f"N={N}, k={k}",
+        assert_scalar(got["units"], k + N / k, what=_("layer-activations kept"), case=f"N={N}, k={k}", rtol=1e-12)
+        assert_scalar(got["saving"], 1 - (k + N / k) / N, what=_("memory saving"), case=f"N={N}, k={k}",
                       rtol=1e-9, atol=1e-12)
         best = min(range(1, N + 1), key=lambda j: (j + N / j, j))  # brute force
-        assert_equal(student.best_checkpoint_count(n_layers=N), best, what="best number of checkpoints",
+        assert_equal(student.best_checkpoint_count(n_layers=N), best, what=_("best number of checkpoints"),
                      case=f"N={N}")
 
 
@@ -43,9 +44,9 @@ def test_saved_bytes_match_hooks(student, lab3, rng):
         for k in _segments(cfg):
             case = lab3.describe(cfg, B=B, segment_size=k)
             got = student.measure_checkpointing(config=cfg, batch_size=B, segment_size=k)
-            assert_keys(got, KEYS, what="measure_checkpointing result", case=case)
+            assert_keys(got, KEYS, what=_("measure_checkpointing result"), case=case)
             want = lab3.truth.checkpointing(cfg, B, k)
-            lab3.assert_exact_int(got["saved_bytes"], want["saved_bytes"], what="saved activation bytes", case=case)
+            lab3.assert_exact_int(got["saved_bytes"], want["saved_bytes"], what=_("saved activation bytes"), case=case)
 
 
 def test_forward_calls_count_the_recompute(student, lab3, rng):
@@ -54,15 +55,15 @@ def test_forward_calls_count_the_recompute(student, lab3, rng):
         for k in _segments(cfg):
             case = lab3.describe(cfg, B=B, segment_size=k)
             got = student.measure_checkpointing(config=cfg, batch_size=B, segment_size=k)
-            assert_keys(got, KEYS, what="measure_checkpointing result", case=case)
+            assert_keys(got, KEYS, what=_("measure_checkpointing result"), case=case)
             calls = got["forward_calls"]
             want = lab3.truth.checkpointing(cfg, B, k)["forward_calls"]  # pre-hooks on the real run
             if not isinstance(calls, (list, tuple)) or len(calls) != len(want):
-                raise AssertionError(M.WRONG_SHAPE.format(what="forward_calls", case=M.case_suffix(case),
-                                                          got=f"({len(calls) if hasattr(calls, '__len__') else '?'},)",
-                                                          expected=f"({len(want)},) (one count per block)"))
+                raise AssertionError(M.say(M.WRONG_SHAPE, what="forward_calls", case=M.case_suffix(case),
+                                           got=f"({len(calls) if hasattr(calls, '__len__') else '?'},)",
+                                           expected=_("({blocks},) (one count per block)").format(blocks=len(want))))
             for i, (c, w) in enumerate(zip(calls, want)):
-                lab3.assert_exact_int(c, w, what=f"forward calls of block {i}", case=case)
+                lab3.assert_exact_int(c, w, what=_("forward calls of block {block}").format(block=i), case=case)
 
 
 def test_checkpointing_keeps_loss_and_gradients(student, lab3, rng):
@@ -72,8 +73,8 @@ def test_checkpointing_keeps_loss_and_gradients(student, lab3, rng):
         for k in (1, 2):
             case = lab3.describe(cfg, B=B, segment_size=k)
             got = student.measure_checkpointing(config=cfg, batch_size=B, segment_size=k)
-            assert_keys(got, KEYS, what="measure_checkpointing result", case=case)
-            assert_scalar(got["loss"], plain["loss"], what="loss (same as without checkpointing)", case=case,
+            assert_keys(got, KEYS, what=_("measure_checkpointing result"), case=case)
+            assert_scalar(got["loss"], plain["loss"], what=_("loss (same as without checkpointing)"), case=case,
                           rtol=1e-6)
-            assert_scalar(got["grad_norm"], plain["grad_norm"], what="gradient norm (same as without checkpointing)",
+            assert_scalar(got["grad_norm"], plain["grad_norm"], what=_("gradient norm (same as without checkpointing)"),
                           case=case, rtol=1e-5)

@@ -3,6 +3,7 @@ optimizer state, activations), checked against torch itself."""
 
 import pytest
 
+from autograder.i18n import _
 from autograder.testing import assert_keys
 
 pytestmark = pytest.mark.question("four_terms")
@@ -17,9 +18,9 @@ def test_weights_count_each_parameter_once(student, lab3, rng):
     for cfg in configs:
         case = lab3.describe(cfg, B=2)
         got = student.measure_four_terms(config=cfg, batch_size=2, optimizer=ADAM)
-        assert_keys(got, KEYS, what="measure_four_terms result", case=case)
+        assert_keys(got, KEYS, what=_("measure_four_terms result"), case=case)
         want = lab3.truth.four_terms(cfg, 2, ADAM)
-        lab3.assert_exact_int(got["weights"], want["weights"], what="weight bytes (each parameter once)", case=case)
+        lab3.assert_exact_int(got["weights"], want["weights"], what=_("weight bytes (each parameter once)"), case=case)
 
 
 def test_gradients_only_for_trainable_parameters(student, lab3, rng):
@@ -30,7 +31,7 @@ def test_gradients_only_for_trainable_parameters(student, lab3, rng):
         case = lab3.describe(cfg, B=3)
         got = student.measure_four_terms(config=cfg, batch_size=3, optimizer=ADAM)
         want = lab3.truth.four_terms(cfg, 3, ADAM)
-        lab3.assert_exact_int(got["gradients"], want["gradients"], what="gradient bytes after backward", case=case)
+        lab3.assert_exact_int(got["gradients"], want["gradients"], what=_("gradient bytes after backward"), case=case)
 
 
 def test_optimizer_state_matches_torch_optim(student, lab3, rng):
@@ -45,7 +46,7 @@ def test_optimizer_state_matches_torch_optim(student, lab3, rng):
         got = student.measure_four_terms(config=cfg, batch_size=2, optimizer=opt)
         want = lab3.truth.four_terms(cfg, 2, opt)
         lab3.assert_exact_int(got["optimizer_state"], want["optimizer_state"],
-                          what="optimizer state bytes after one step (without 'step')", case=case)
+                          what=_("optimizer state bytes after one step (without 'step')"), case=case)
 
 
 def test_activations_are_saved_tensor_bytes(student, lab3, rng):
@@ -56,7 +57,7 @@ def test_activations_are_saved_tensor_bytes(student, lab3, rng):
         got = student.measure_four_terms(config=cfg, batch_size=B, optimizer=ADAM)
         want = lab3.truth.four_terms(cfg, B, ADAM)
         lab3.assert_exact_int(got["activations"], want["activations"],
-                          what="activation bytes (distinct saved storages, no parameters)", case=case)
+                          what=_("activation bytes (distinct saved storages, no parameters)"), case=case)
 
 
 def test_four_terms_random_configs_match_reference(student, reference, lab3, rng):
@@ -67,6 +68,6 @@ def test_four_terms_random_configs_match_reference(student, reference, lab3, rng
         case = lab3.describe(cfg, B=B, optimizer=opt["name"])
         got = student.measure_four_terms(config=cfg, batch_size=B, optimizer=opt)
         want = reference.measure_four_terms(config=cfg, batch_size=B, optimizer=opt)
-        assert_keys(got, KEYS, what="measure_four_terms result", case=case)
+        assert_keys(got, KEYS, what=_("measure_four_terms result"), case=case)
         for k in KEYS:
-            lab3.assert_exact_int(got[k], want[k], what=f"{k} bytes", case=case)
+            lab3.assert_exact_int(got[k], want[k], what=_("{key} bytes").format(key=k), case=case)

@@ -2,6 +2,7 @@
 
 import pytest
 
+from autograder.i18n import _
 from autograder.testing import assert_keys
 
 pytestmark = pytest.mark.question("activation_hooks")
@@ -14,13 +15,13 @@ def test_saved_tensor_counts_match_hooks(student, lab3, rng):
         B = int(rng.integers(1, 5))
         case = lab3.describe(cfg, B=B)
         got = student.activation_hook_counts(config=cfg, batch_size=B)
-        assert_keys(got, KEYS, what="activation_hook_counts result", case=case)
+        assert_keys(got, KEYS, what=_("activation_hook_counts result"), case=case)
         want = lab3.truth.hook_counts(cfg, B)
-        lab3.assert_exact_int(got["saved_tensors"], want["saved_tensors"], what="number of pack calls", case=case)
+        lab3.assert_exact_int(got["saved_tensors"], want["saved_tensors"], what=_("number of pack calls"), case=case)
         lab3.assert_exact_int(got["parameter_saves"], want["parameter_saves"],
-                          what="pack calls on parameter storages", case=case)
+                          what=_("pack calls on parameter storages"), case=case)
         lab3.assert_exact_int(got["saved_bytes"], want["saved_bytes"],
-                          what="saved bytes (distinct non-parameter storages)", case=case)
+                          what=_("saved bytes (distinct non-parameter storages)"), case=case)
 
 
 def test_module_output_bytes_match_leaf_forward_hooks(student, lab3, rng):
@@ -28,10 +29,10 @@ def test_module_output_bytes_match_leaf_forward_hooks(student, lab3, rng):
         B = int(rng.integers(1, 5))
         case = lab3.describe(cfg, B=B)
         got = student.activation_hook_counts(config=cfg, batch_size=B)
-        assert_keys(got, KEYS, what="activation_hook_counts result", case=case)
+        assert_keys(got, KEYS, what=_("activation_hook_counts result"), case=case)
         want = lab3.truth.hook_counts(cfg, B)
         lab3.assert_exact_int(got["module_output_bytes"], want["module_output_bytes"],
-                          what="leaf-module output bytes", case=case)
+                          what=_("leaf-module output bytes"), case=case)
 
 
 def test_hook_counts_random_configs_match_reference(student, reference, lab3, rng):
@@ -40,6 +41,6 @@ def test_hook_counts_random_configs_match_reference(student, reference, lab3, rn
         case = lab3.describe(cfg, B=B)
         got = student.activation_hook_counts(config=cfg, batch_size=B)
         want = reference.activation_hook_counts(config=cfg, batch_size=B)
-        assert_keys(got, KEYS, what="activation_hook_counts result", case=case)
+        assert_keys(got, KEYS, what=_("activation_hook_counts result"), case=case)
         for k in KEYS:
             lab3.assert_exact_int(got[k], want[k], what=k, case=case)

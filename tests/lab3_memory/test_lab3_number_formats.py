@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from autograder.i18n import _
 from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("number_formats")
@@ -19,42 +20,43 @@ BITS = {"float32": (23, 8), "float16": (10, 5), "bfloat16": (7, 8)}  # (mantissa
 
 def test_ranges_match_finfo_and_rounding(student, lab3):
     got = student.format_ranges()
-    assert_keys(got, list(FORMATS), what="format_ranges result")
+    assert_keys(got, list(FORMATS), what=_("format_ranges result"))
     for name, dt in FORMATS.items():
         r = got[name]
         assert_keys(r, RANGE_KEYS, what=f"format_ranges()[{name!r}]")
         f = torch.finfo(dt)
         for key, want in (("max", f.max), ("min_normal", f.tiny), ("eps", f.eps)):
-            assert_scalar(r[key], want, what=f"{name} {key}", case="from torch.finfo", rtol=1e-12)
+            assert_scalar(r[key], want, what=f"{name} {key}", case=_("from torch.finfo"), rtol=1e-12)
         # the smallest subnormal is representable, and half of it rounds to 0 (ground truth: torch casts)
         sub = float(r["min_subnormal"])
         ok = torch.tensor(sub, dtype=dt).item() == sub and sub > 0 and torch.tensor(sub / 2, dtype=dt).item() == 0
-        assert_equal(ok, True, what=f"{name} min_subnormal (half of it must round to 0 in {name})")
-        lab3.assert_exact_int(r["mantissa_bits"], BITS[name][0], what=f"{name} mantissa bits")
-        lab3.assert_exact_int(r["exponent_bits"], BITS[name][1], what=f"{name} exponent bits")
+        assert_equal(ok, True, what=_("{name} min_subnormal (half of it must round to 0 in {name})").format(name=name))
+        lab3.assert_exact_int(r["mantissa_bits"], BITS[name][0], what=_("{name} mantissa bits").format(name=name))
+        lab3.assert_exact_int(r["exponent_bits"], BITS[name][1], what=_("{name} exponent bits").format(name=name))
     # the chapter's numbers
     fp16, bf16 = got["float16"], got["bfloat16"]
     for what, val, want in (("float16 max", fp16["max"], 65504), ("float16 min_normal", fp16["min_normal"], 6.10e-5),
                             ("float16 min_subnormal", fp16["min_subnormal"], 5.96e-8),
                             ("float16 eps", fp16["eps"], 9.77e-4), ("bfloat16 eps", bf16["eps"], 7.81e-3),
                             ("bfloat16 max", bf16["max"], 3.39e38),
-                            ("bfloat16 min_normal (same range as float32)", bf16["min_normal"], got["float32"]["min_normal"])):
-        assert_scalar(val, want, what=what, case="chapter value", rtol=2e-3)
+                            (_("bfloat16 min_normal (same range as float32)"), bf16["min_normal"], got["float32"]["min_normal"])):
+        assert_scalar(val, want, what=what, case=_("chapter value"), rtol=2e-3)
 
 
 def _check_underflow(lab3, got, want, case):
-    assert_keys(got, UNDERFLOW_KEYS, what="fp16_gradient_underflow result", case=case)
+    assert_keys(got, UNDERFLOW_KEYS, what=_("fp16_gradient_underflow result"), case=case)
     # counts may differ by a few borderline elements between machines' matmul kernels
     for k in ("n_nonzero", "n_underflow", "n_overflow"):
         lab3.assert_int_type(got[k], what=k, case=case)
         tol = max(3, 0.002 * want["n_nonzero"])
         assert_scalar(got[k], want[k], what=k, case=case, atol=tol, rtol=0.0)
-    assert_scalar(got["underflow_fraction"], want["underflow_fraction"], what="underflow fraction", case=case,
+    assert_scalar(got["underflow_fraction"], want["underflow_fraction"], what=_("underflow fraction"), case=case,
                   atol=2e-3, rtol=0.0)
     per = got["underflow_by_parameter"]
     assert_keys(per, list(want["underflow_by_parameter"]), what="underflow_by_parameter", case=case)
     for name, frac in want["underflow_by_parameter"].items():
-        assert_scalar(per[name], frac, what=f"underflow fraction of {name}", case=case, atol=0.02, rtol=0.0)
+        assert_scalar(per[name], frac, what=_("underflow fraction of {name}").format(name=name), case=case,
+                      atol=0.02, rtol=0.0)
 
 
 def test_fp16_underflow_matches_real_gradients(student, lab3, rng):
@@ -77,7 +79,7 @@ def test_loss_scaling_restores_gradients(student, lab3, rng):
     # the trend: 2^15 brings back (nearly) every flushed gradient, without overflow
     scaled = student.fp16_gradient_underflow(config=cfg, batch_size=B, loss_scale=2.0**15)
     restored = scaled["underflow_fraction"] <= 0.1 * plain["underflow_fraction"] and scaled["n_overflow"] == 0
-    assert_equal(restored, True, what="loss scale 2^15: underflow fraction should drop tenfold, no overflow",
+    assert_equal(restored, True, what=_("loss scale 2^15: underflow fraction should drop tenfold, no overflow"),
                  case=lab3.describe(cfg, B=B))
 
 
@@ -94,17 +96,17 @@ def test_lost_updates_match_torch(student, lab3, rng):
     cases = {
         "w~N(0, 0.02), lr*g ~ 2.5e-4 * N(0, 1e-2)": (rng.normal(0, 0.02, n), 2.5e-4 * rng.normal(0, 1e-2, n)),
         "w~U(0.5, 2), lr*g ~ N(0, 1e-3)": (rng.uniform(0.5, 2, n), rng.normal(0, 1e-3, n)),
-        "w=1, lr*g=2.5e-6 (chapter)": (np.ones(64), np.full(64, 2.5e-4 * 1e-2)),
-        "half the updates are 0": (rng.normal(0, 1, (20, 30)), np.where(rng.random((20, 30)) < 0.5, 0.0, 1e-4)),
+        _("w=1, lr*g=2.5e-6 (chapter)"): (np.ones(64), np.full(64, 2.5e-4 * 1e-2)),
+        _("half the updates are 0"): (rng.normal(0, 1, (20, 30)), np.where(rng.random((20, 30)) < 0.5, 0.0, 1e-4)),
     }
     for case, (w, u) in cases.items():
         w, u = w.astype(np.float32), u.astype(np.float32)
         got = student.lost_updates(weights=w, updates=u)
-        assert_keys(got, list(FORMATS), what="lost_updates result", case=case)
+        assert_keys(got, list(FORMATS), what=_("lost_updates result"), case=case)
         want = truth(w, u)
         for name in FORMATS:
-            assert_scalar(got[name], want[name], what=f"fraction of updates lost in {name}", case=case,
-                          atol=2e-3, rtol=0.0)
+            assert_scalar(got[name], want[name], what=_("fraction of updates lost in {name}").format(name=name),
+                          case=case, atol=2e-3, rtol=0.0)
     got = student.lost_updates(weights=np.ones(8, np.float32), updates=np.full(8, 2.5e-6, np.float32))
-    assert_close([got["float16"], got["float32"]], [1.0, 0.0], what="lost fraction [float16, float32]",
-                 case="w=1, update 2.5e-6", atol=0.0)
+    assert_close([got["float16"], got["float32"]], [1.0, 0.0], what=_("lost fraction [float16, float32]"),
+                 case=_("w=1, update 2.5e-6"), atol=0.0)

@@ -2,6 +2,7 @@
 
 import pytest
 
+from autograder.i18n import _
 from autograder.testing import assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("v100")
@@ -12,8 +13,8 @@ V100 = 32 * 2**30  # 34.4 GB
 
 
 def _check_shape(got, case):
-    assert_keys(got, STEPS + ["fits"], what="v100_walkthrough result", case=case)
-    assert_keys(got["fits"], STEPS, what="v100_walkthrough result['fits']", case=case)
+    assert_keys(got, STEPS + ["fits"], what=_("v100_walkthrough result"), case=case)
+    assert_keys(got["fits"], STEPS, what=_("v100_walkthrough result['fits']"), case=case)
 
 
 def test_walkthrough_worked_numbers(student):
@@ -21,17 +22,17 @@ def test_walkthrough_worked_numbers(student):
     got = student.v100_walkthrough(**XL, capacity_bytes=V100)
     _check_shape(got, case)
     for step, gb in zip(STEPS, (95.7, 59.9, 33.0)):
-        assert_scalar(got[step], gb * 1e9, what=f"memory at step {step}", case=case, rtol=1.5e-3)
+        assert_scalar(got[step], gb * 1e9, what=_("memory at step {step}").format(step=step), case=case, rtol=1.5e-3)
     for step, fits in zip(STEPS, (False, False, True)):
         assert_equal(got["fits"][step], fits, what=f"fits[{step!r}]", case=case)
     # a bigger card (80 GB): now the mixed-precision step fits too, the FP32 one still does not
     got = student.v100_walkthrough(**XL, capacity_bytes=80e9)
     for step, fits in zip(STEPS, (False, True, True)):
-        assert_equal(got["fits"][step], fits, what=f"fits[{step!r}]", case="GPT-2 XL on an 80 GB card")
+        assert_equal(got["fits"][step], fits, what=f"fits[{step!r}]", case=_("GPT-2 XL on an 80 GB card"))
 
 
 def test_walkthrough_random_models_match_reference(student, reference, rng):
-    for _ in range(4):
+    for _trial in range(4):
         a = int(rng.choice([8, 12, 16, 25, 32]))
         kw = dict(n_params=int(rng.integers(10**8, 2 * 10**10)), n_layers=int(rng.integers(6, 97)), s=int(rng.choice([512, 1024, 2048])),
                   b=int(rng.integers(1, 17)), h=a * int(rng.choice([64, 128])), a=a,
@@ -40,5 +41,6 @@ def test_walkthrough_random_models_match_reference(student, reference, rng):
         got, want = student.v100_walkthrough(**kw), reference.v100_walkthrough(**kw)
         _check_shape(got, case)
         for step in STEPS:
-            assert_scalar(got[step], want[step], what=f"memory at step {step}", case=case, rtol=1e-9)
+            assert_scalar(got[step], want[step], what=_("memory at step {step}").format(step=step), case=case,
+                          rtol=1e-9)
             assert_equal(got["fits"][step], want["fits"][step], what=f"fits[{step!r}]", case=case)

@@ -9,38 +9,40 @@ import numpy as np
 import pytest
 
 from autograder import messages as M
+from autograder.i18n import N_, _
 from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("ring_allreduce")
 
 # Integers add exactly; floats may be summed in any order (the ring's differs from numpy's).
 TOL = {"int64": dict(rtol=0, atol=0), "float64": dict(rtol=1e-12, atol=1e-12), "float32": dict(rtol=1e-5, atol=1e-5)}
-NOT_IDENTICAL = "{what}{case}: rank {rank} ends with a different buffer than rank 0 (max abs difference {diff:.3g})"
+NOT_IDENTICAL = N_("{what}{case}: rank {rank} ends with a different buffer than rank 0 (max abs difference {diff:.3g})")
 
 
-def make_buffers(rng, N, M, dtype):
+def make_buffers(rng, N, M_, dtype):
     if np.dtype(dtype).kind == "i":
-        return [rng.integers(-1000, 1000, size=M).astype(dtype) for _ in range(N)]
-    return [rng.standard_normal(M).astype(dtype) for _ in range(N)]
+        return [rng.integers(-1000, 1000, size=M_).astype(dtype) for _rank in range(N)]
+    return [rng.standard_normal(M_).astype(dtype) for _rank in range(N)]
 
 
-def check_sum_on_every_rank(student, rng, N, M, dtype):
-    bufs = make_buffers(rng, N, M, dtype)
+def check_sum_on_every_rank(student, rng, N, M_, dtype):
+    bufs = make_buffers(rng, N, M_, dtype)
     out = student.ring_allreduce(buffers=bufs)
-    case = f"N={N} ranks, M={M} elements, {np.dtype(dtype).name}"
+    case = _("N={N} ranks, M={M} elements, {dtype}").format(N=N, M=M_, dtype=np.dtype(dtype).name)
     assert_keys(out, ("results", "bytes_sent"), what="ring_allreduce", case=case)
-    assert_equal(len(out["results"]), N, what="number of per-rank results", case=case)
+    assert_equal(len(out["results"]), N, what=_("number of per-rank results"), case=case)
     stacked = np.stack(bufs) if np.dtype(dtype).kind == "i" else np.stack(bufs).astype(np.float64)
     total = np.sum(stacked, axis=0)  # what every rank must hold: the SUM, not the mean
     tol = TOL[np.dtype(dtype).name]
     for r, res in enumerate(out["results"]):
         assert_equal(str(getattr(res, "dtype", type(res).__name__)), np.dtype(dtype).name,
-                     what=f"dtype of rank {r}'s result", case=case)
-        assert_close(res, total, what=f"rank {r}'s buffer after AllReduce", case=case, **tol)
+                     what=_("dtype of rank {r}'s result").format(r=r), case=case)
+        assert_close(res, total, what=_("rank {r}'s buffer after AllReduce").format(r=r), case=case, **tol)
         # All-gather copies the finished chunks, so every rank ends bit-identical.
         if not np.array_equal(res, out["results"][0]):
             diff = float(np.max(np.abs(np.asarray(res, dtype=np.float64) - np.asarray(out["results"][0], dtype=np.float64))))
-            raise AssertionError(NOT_IDENTICAL.format(what="ring_allreduce", case=M.case_suffix(case), rank=r, diff=diff))
+            raise AssertionError(M.say(NOT_IDENTICAL, what="ring_allreduce", case=M.case_suffix(case), rank=r,
+                                       diff=diff))
     return out
 
 
@@ -72,10 +74,10 @@ def test_bytes_sent_per_rank(student, rng):
         out = check_sum_on_every_rank(student, rng, N, M_, dtype)
         itemsize = np.dtype(dtype).itemsize
         expected = 2 * (N - 1) / N * M_ * itemsize
-        case = f"N={N} ranks, M={M_} elements of {itemsize} bytes"
-        assert_equal(len(out["bytes_sent"]), N, what="number of per-rank byte counts", case=case)
+        case = _("N={N} ranks, M={M} elements of {itemsize} bytes").format(N=N, M=M_, itemsize=itemsize)
+        assert_equal(len(out["bytes_sent"]), N, what=_("number of per-rank byte counts"), case=case)
         for r, b in enumerate(out["bytes_sent"]):
-            assert_scalar(b, expected, what=f"bytes sent by rank {r}", case=case, rtol=0)
+            assert_scalar(b, expected, what=_("bytes sent by rank {r}").format(r=r), case=case, rtol=0)
 
 
 def test_bytes_sent_counts_real_chunks(student, reference, rng):
@@ -84,14 +86,16 @@ def test_bytes_sent_counts_real_chunks(student, reference, rng):
         bufs = make_buffers(rng, N, M_, dtype)
         out = student.ring_allreduce(buffers=bufs)
         itemsize = np.dtype(dtype).itemsize
-        case = f"N={N} ranks, M={M_} elements of {itemsize} bytes"
+        case = _("N={N} ranks, M={M} elements of {itemsize} bytes").format(N=N, M=M_, itemsize=itemsize)
         assert_keys(out, ("results", "bytes_sent"), what="ring_allreduce", case=case)
         sent = out["bytes_sent"]
-        assert_equal(len(sent), N, what="number of per-rank byte counts", case=case)
+        assert_equal(len(sent), N, what=_("number of per-rank byte counts"), case=case)
         if not all(float(b) == int(b) for b in sent):
-            raise AssertionError(f"bytes sent{M.case_suffix(case)}: not whole numbers of bytes; count the chunks "
-                                 "actually sent rather than evaluating the formula")
+            raise AssertionError(_("bytes sent{case}: not whole numbers of bytes; count the chunks "
+                                   "actually sent rather than evaluating the formula").format(case=M.case_suffix(case)))
         # Every step moves each chunk exactly once, whatever the chunk sizes.
-        assert_scalar(sum(sent), 2 * (N - 1) * M_ * itemsize, what="bytes sent by all ranks together", case=case, rtol=0)
+        assert_scalar(sum(sent), 2 * (N - 1) * M_ * itemsize, what=_("bytes sent by all ranks together"), case=case,
+                      rtol=0)
         for r, (b, e) in enumerate(zip(sent, reference.ring_allreduce(buffers=bufs)["bytes_sent"])):
-            assert_scalar(b, e, what=f"bytes sent by rank {r} (chunks split as chunk_bounds says)", case=case, rtol=0)
+            assert_scalar(b, e, what=_("bytes sent by rank {r} (chunks split as chunk_bounds says)").format(r=r),
+                          case=case, rtol=0)

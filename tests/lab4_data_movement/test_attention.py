@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from autograder import messages as M
+from autograder.i18n import N_, _
 from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("tiled_attention")
 
-UNMEASURED = "{what}: could not be measured on this grading machine; please tell your instructor"
+UNMEASURED = N_("{what}: could not be measured on this grading machine; please tell your instructor")
 F64 = dict(rtol=1e-10, atol=1e-10)
 F32 = dict(rtol=1e-5, atol=1e-5)
 
@@ -29,28 +30,29 @@ def softmax_attention(q, k, v, causal=False):
 
 
 def qkv(rng, shape, dtype=np.float64, scale=1.0):
-    return tuple((scale * rng.standard_normal(shape)).astype(dtype) for _ in range(3))
+    return tuple((scale * rng.standard_normal(shape)).astype(dtype) for _tensor in range(3))
 
 
 def check_tiled(student, rng, shape, *, causal, block_size, dtype=np.float64, scale=1.0):
     q, k, v = qkv(rng, shape, dtype, scale)
     got = student.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=block_size)
-    case = f"shape {shape}, causal={causal}, block_size={block_size}, {np.dtype(dtype).name}"
+    case = _("shape {shape}, causal={causal}, block_size={block_size}, {dtype}").format(
+        shape=shape, causal=causal, block_size=block_size, dtype=np.dtype(dtype).name)
     assert_equal(str(getattr(got, "dtype", type(got).__name__)), np.dtype(dtype).name,
-                 what="dtype of tiled_attention's output (it must be q's dtype)", case=case)
-    assert_close(got, softmax_attention(q, k, v, causal), what="tiled_attention output", case=case,
+                 what=_("dtype of tiled_attention's output (it must be q's dtype)"), case=case)
+    assert_close(got, softmax_attention(q, k, v, causal), what=_("tiled_attention output"), case=case,
                  **(F64 if dtype == np.float64 else F32))
 
 
 def test_attention_score_bytes(student, rng):
     # Chapter: a 128×128 FP32 tile is 64 KB, against 64 MiB for a full 4096² score matrix.
     got = student.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4)
-    assert_keys(got, ("full_bytes", "tile_bytes"), what="attention_score_bytes", case="S=4096, block 128, FP32")
+    assert_keys(got, ("full_bytes", "tile_bytes"), what="attention_score_bytes", case=_("S=4096, block 128, FP32"))
     assert_scalar(got["full_bytes"], 64 * 2**20, what="full_bytes", case="S=4096, FP32", rtol=0)
-    assert_scalar(got["tile_bytes"], 64 * 2**10, what="tile_bytes", case="block 128, FP32", rtol=0)
+    assert_scalar(got["tile_bytes"], 64 * 2**10, what="tile_bytes", case=_("block 128, FP32"), rtol=0)
     S, b, e = int(rng.integers(100, 9000)), int(rng.choice([32, 64, 256])), int(rng.choice([2, 8]))
     got = student.attention_score_bytes(S=S, block_size=b, bytes_per_element=e)
-    case = f"S={S}, block {b}, {e} bytes per element"
+    case = _("S={S}, block {b}, {e} bytes per element").format(S=S, b=b, e=e)
     assert_scalar(got["full_bytes"], S * S * e, what="full_bytes", case=case, rtol=0)
     assert_scalar(got["tile_bytes"], b * b * e, what="tile_bytes", case=case, rtol=0)
 
@@ -59,8 +61,8 @@ def test_standard_attention_matches_softmax(student, rng):
     for shape, causal in [((48, 16), False), ((48, 16), True), ((3, 40, 8), True)]:
         q, k, v = qkv(rng, shape)
         got = student.standard_attention(q=q, k=k, v=v, causal=causal)
-        assert_close(got, softmax_attention(q, k, v, causal), what="standard_attention output",
-                     case=f"shape {shape}, causal={causal}, float64", **F64)
+        assert_close(got, softmax_attention(q, k, v, causal), what=_("standard_attention output"),
+                     case=_("shape {shape}, causal={causal}, float64").format(shape=shape, causal=causal), **F64)
 
 
 def test_tiled_matches_softmax_float64(student, rng):
@@ -82,10 +84,10 @@ def test_tiled_multiple_heads(student, reference, rng):
     # and against the reference on a random head count and length
     H, S = int(rng.integers(2, 6)), int(rng.integers(20, 120))
     q, k, v = qkv(rng, (H, S, 16))
-    case = f"shape {(H, S, 16)}, causal=True, block_size=24, float64"
+    case = _("shape {shape}, causal=True, block_size=24, float64").format(shape=(H, S, 16))
     assert_close(student.tiled_attention(q=q, k=k, v=v, causal=True, block_size=24),
                  reference.tiled_attention(q=q, k=k, v=v, causal=True, block_size=24),
-                 what="tiled_attention output", case=case, **F64)
+                 what=_("tiled_attention output"), case=case, **F64)
 
 
 def test_tiled_lengths_not_divisible_by_block(student, rng):
@@ -110,16 +112,16 @@ def test_tiled_peak_memory_below_score_matrix(student, rng):
     student.tiled_attention(q=q, k=k, v=v, causal=False, block_size=B)
     out, meas = student.tiled_attention.measured(q=q, k=k, v=v, causal=False, block_size=B)
     if meas.peak_bytes < 0:  # the grader could not read the worker's memory: say so, never pass silently
-        raise AssertionError(UNMEASURED.format(what="peak memory of tiled_attention"))
-    case = f"S={S}, d={d}, block_size={B}, float32, measured with {meas.method}"
-    assert_close(out, softmax_attention(q, k, v), what="tiled_attention output", case=case, **F32)
+        raise AssertionError(M.say(UNMEASURED, what=_("peak memory of tiled_attention")))
+    case = _("S={S}, d={d}, block_size={B}, float32, measured with {method}").format(S=S, d=d, B=B, method=meas.method)
+    assert_close(out, softmax_attention(q, k, v), what=_("tiled_attention output"), case=case, **F32)
     # Sandboxed, the worker's resident memory also holds q, k, v as they arrive and the
     # output as it leaves; allow twice their size for that, on top of the budget.
     io_bytes = 4 * S * d * q.itemsize  # q, k, v and the output
     transport = 2 * io_bytes if meas.method == "rss" else 0
     budget = S * S * 8 / 8  # 1/8 of the S×S float64 score matrix: 4 MiB
     if meas.peak_bytes >= budget + transport:
-        raise AssertionError(M.RATIO_SYMPTOM.format(
-            what="peak extra memory of tiled_attention", case=M.case_suffix(case),
+        raise AssertionError(M.say(M.RATIO_SYMPTOM,
+            what=_("peak extra memory of tiled_attention"), case=M.case_suffix(case),
             ratio=meas.peak_bytes / (budget + transport),
-            reference_name="the budget (1/8 of the S×S float64 score matrix); never build an S×S array"))
+            reference_name=_("the budget (1/8 of the S×S float64 score matrix); never build an S×S array")))

@@ -2,6 +2,7 @@
 
 import pytest
 
+from autograder.i18n import _
 from autograder.testing import assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("network_wall")
@@ -21,13 +22,13 @@ def assert_fields(got, expected: dict, *, what: str, case: str, rtol: float = 1e
 
 def test_seven_billion_on_eight_gpus(student):
     # 7B × 2 bytes = 14 GB; 2·7/8 × 14 = 24.5 GB per GPU; at 12.5 GB/s, 1.96 s against 1 s of compute.
-    case = "7e9 params, FP16, 8 GPUs, 12.5 GB/s, 1 s compute"
+    case = _("7e9 params, FP16, 8 GPUs, 12.5 GB/s, 1 s compute")
     assert_scalar(student.allreduce_bytes_per_rank(M_bytes=14e9, N=8), 24.5e9, what="allreduce_bytes_per_rank",
-                  case="14 GB over 8 ranks", rtol=1e-12)
+                  case=_("14 GB over 8 ranks"), rtol=1e-12)
     assert_scalar(student.allreduce_bytes_per_rank(M_bytes=1e6, N=2), 1e6, what="allreduce_bytes_per_rank",
-                  case="1 MB over 2 ranks", rtol=1e-12)
+                  case=_("1 MB over 2 ranks"), rtol=1e-12)
     assert_scalar(student.allreduce_bytes_per_rank(M_bytes=1e6, N=1), 0.0, what="allreduce_bytes_per_rank",
-                  case="1 rank", atol=0)
+                  case=_("1 rank"), atol=0)
     got = student.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=12.5, compute_s=1.0)
     assert_fields(got, {"gradient_bytes": 14e9, "bytes_per_gpu": 24.5e9, "comm_s": 1.96, "step_s_no_overlap": 2.96,
                         "step_s_overlap": 1.96, "bound": "communication", "break_even_GBps": 24.5},
@@ -35,7 +36,7 @@ def test_seven_billion_on_eight_gpus(student):
 
 
 def test_nvlink_moves_the_wall(student):
-    case = "7e9 params, FP16, 8 GPUs, NVLink 900 GB/s, 1 s compute"
+    case = _("7e9 params, FP16, 8 GPUs, NVLink 900 GB/s, 1 s compute")
     got = student.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=900.0, compute_s=1.0)
     comm = 24.5e9 / 900e9
     assert_fields(got, {"gradient_bytes": 14e9, "bytes_per_gpu": 24.5e9, "comm_s": comm, "step_s_no_overlap": 1.0 + comm,
@@ -48,5 +49,5 @@ def test_network_wall_matches_reference(student, reference, rng):
         kw = {"n_params": float(rng.uniform(1e8, 1e11)), "bytes_per_param": int(rng.choice([2, 4])), "n_gpus": n_gpus,
               "link_GBps": float(rng.choice([12.5, 25.0, 50.0, 450.0, 900.0])), "compute_s": float(rng.uniform(0.1, 5.0))}
         assert_fields(student.network_wall(**kw), reference.network_wall(**kw), what="network_wall",
-                      case=f"{kw['n_params']:.3g} params, {kw['bytes_per_param']} bytes each, {n_gpus} GPUs, "
-                           f"{kw['link_GBps']:g} GB/s, {kw['compute_s']:.2f} s compute")
+                      case=_("{n_params:.3g} params, {bytes_per_param} bytes each, {n_gpus} GPUs, "
+                             "{link_GBps:g} GB/s, {compute_s:.2f} s compute").format(**kw))

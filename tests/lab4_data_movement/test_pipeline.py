@@ -2,6 +2,7 @@
 
 import pytest
 
+from autograder.i18n import _
 from autograder.testing import assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("slowest_stage")
@@ -24,49 +25,49 @@ def assert_fields(got, expected: dict, *, what: str, case: str, rtol: float = 1e
 def test_storage_and_preprocess_rates(student, reference, rng):
     # Chapter: NVMe Gen4 reads 7 GB/s sequentially; random access is about 0.1 of that.
     got = student.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
-    assert_scalar(got, 0.7e9, what="storage_rate", case="NVMe 7 GB/s, 12.5 GB/s network, random access 0.1", rtol=1e-9)
+    assert_scalar(got, 0.7e9, what="storage_rate", case=_("NVMe 7 GB/s, 12.5 GB/s network, random access 0.1"), rtol=1e-9)
     got = student.storage_rate(disk_rate=7e9, network_rate=1.25e9)
-    assert_scalar(got, 1.25e9, what="storage_rate", case="7 GB/s disk behind a 1.25 GB/s network, sequential", rtol=1e-9)
+    assert_scalar(got, 1.25e9, what="storage_rate", case=_("7 GB/s disk behind a 1.25 GB/s network, sequential"), rtol=1e-9)
     got = student.preprocess_rate(workers=8, t_transform_s=0.004)
-    assert_scalar(got, 2000.0, what="preprocess_rate", case="8 workers, 4 ms per item", rtol=1e-9)
-    for _ in range(3):
+    assert_scalar(got, 2000.0, what="preprocess_rate", case=_("8 workers, 4 ms per item"), rtol=1e-9)
+    for _trial in range(3):
         kw = {"disk_rate": float(rng.uniform(1e8, 1e10)), "network_rate": float(rng.uniform(1e8, 1e10)),
               "access_factor": float(rng.uniform(0.05, 1.0))}
         assert_scalar(student.storage_rate(**kw), reference.storage_rate(**kw), what="storage_rate",
-                      case="random disk/network rates and access factor", rtol=1e-9)
+                      case=_("random disk/network rates and access factor"), rtol=1e-9)
         kw = {"workers": int(rng.integers(1, 33)), "t_transform_s": float(rng.uniform(1e-4, 1e-1))}
         assert_scalar(student.preprocess_rate(**kw), reference.preprocess_rate(**kw), what="preprocess_rate",
-                      case=f"{kw['workers']} workers, random transform time", rtol=1e-9)
+                      case=_("{workers} workers, random transform time").format(workers=kw["workers"]), rtol=1e-9)
 
 
 def test_pipeline_rate_slowest_stage_wins(student, reference, rng):
     # Chapter: 200 img/s of preprocessing feeding a 1000 img/s accelerator is 20% utilization.
     got = student.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0})
     assert_fields(got, {"rate": 200.0, "bottleneck": "preprocess", "utilization": 0.2}, what="pipeline_rate",
-                  case="storage 700, preprocess 200, compute 1000 img/s")
+                  case=_("storage 700, preprocess 200, compute 1000 img/s"))
     got = student.pipeline_rate(stage_rates={"storage": 5000.0, "preprocess": 3000.0, "compute": 1000.0})
     assert_fields(got, {"rate": 1000.0, "bottleneck": "compute", "utilization": 1.0}, what="pipeline_rate",
-                  case="compute is the slowest stage")
+                  case=_("compute is the slowest stage"))
     for n_stages in (2, 4):
         names = ["storage", "preprocess", "transfer"][: n_stages - 1] + ["compute"]
         rates = {n: float(r) for n, r in zip(names, rng.uniform(50.0, 5000.0, size=n_stages))}
         assert_fields(student.pipeline_rate(stage_rates=rates), reference.pipeline_rate(stage_rates=rates),
-                      what="pipeline_rate", case=f"{n_stages} random stage rates")
+                      what="pipeline_rate", case=_("{n_stages} random stage rates").format(n_stages=n_stages))
 
 
 def test_pipeline_step_with_and_without_overlap(student, reference, rng):
     times = {"load": 0.030, "preprocess": 0.050, "compute": 0.040}
     got = student.pipeline_step(stage_times_s=times, overlap=False)
     assert_fields(got, {"step_s": 0.120, "throughput": 1 / 0.120, "utilization": 0.040 / 0.120,
-                        "bottleneck": "preprocess"}, what="pipeline_step", case="30/50/40 ms, no overlap")
+                        "bottleneck": "preprocess"}, what="pipeline_step", case=_("30/50/40 ms, no overlap"))
     got = student.pipeline_step(stage_times_s=times, overlap=True)
     assert_fields(got, {"step_s": 0.050, "throughput": 20.0, "utilization": 0.8, "bottleneck": "preprocess"},
-                  what="pipeline_step", case="30/50/40 ms, overlapped")
+                  what="pipeline_step", case=_("30/50/40 ms, overlapped"))
     for overlap in (False, True):
         times = {n: float(t) for n, t in zip(("read", "decode", "transfer", "compute"), rng.uniform(1e-3, 0.2, size=4))}
         assert_fields(student.pipeline_step(stage_times_s=times, overlap=overlap),
                       reference.pipeline_step(stage_times_s=times, overlap=overlap),
-                      what="pipeline_step", case=f"4 random stage times, overlap={overlap}")
+                      what="pipeline_step", case=_("4 random stage times, overlap={overlap}").format(overlap=overlap))
 
 
 def test_gpt2_pipeline_chapter_numbers(student):
@@ -85,7 +86,7 @@ def test_gpt2_pipeline_chapter_numbers(student):
             "utilization_no_overlap": 0.080 / serial, "utilization_overlap": 1.0, "bottleneck": "compute",
         }
         assert_fields(student.gpt2_pipeline(workers=workers), expected, what="gpt2_pipeline",
-                      case=f"chapter defaults, {workers} tokenizer worker(s)")
+                      case=_("chapter defaults, {workers} tokenizer worker(s)").format(workers=workers))
 
 
 def test_gpt2_pipeline_matches_reference(student, reference, rng):

@@ -7,6 +7,8 @@ real timings.
 
 import pytest
 
+from autograder.i18n import _
+
 XL = dict(B=32, S=1024, d=1600, h=25)  # GPT-2 XL: d_model 1600, 25 heads; B=32 sequences of 1024 tokens
 GPT2_SMALL = dict(B=4, S=256, d=768, h=12)
 
@@ -15,7 +17,7 @@ GPT2_SMALL = dict(B=4, S=256, d=768, h=12)
 def test_gpt2_xl_layer_matmuls(student, snapshot):
     got = student.layer_matmul_flops(**XL)
     got["matmul_64x32x16"] = student.matmul_flops(m=64, k=32, n=16)
-    snapshot.check("gpt2_xl_layer_matmuls", got, what="layer_matmul_flops", case="GPT-2 XL layer, B=32, S=1024",
+    snapshot.check("gpt2_xl_layer_matmuls", got, what="layer_matmul_flops", case=_("GPT-2 XL layer, B=32, S=1024"),
                    rtol=1e-12)
 
 
@@ -23,15 +25,15 @@ def test_gpt2_xl_layer_matmuls(student, snapshot):
 def test_gpt2_small_elementwise(student, snapshot):
     got = {"elementwise": student.elementwise_flops(**GPT2_SMALL),
            "matmul_fraction": student.matmul_fraction(**GPT2_SMALL)}
-    snapshot.check("gpt2_small_elementwise", got, what="non-matmul FLOPs", case="GPT-2 small layer, B=4, S=256",
+    snapshot.check("gpt2_small_elementwise", got, what=_("non-matmul FLOPs"), case=_("GPT-2 small layer, B=4, S=256"),
                    rtol=1e-9)
 
 
 @pytest.mark.question("forward_backward")
 def test_gpt2_xl_training_step(student, snapshot):
     got = {"step": student.step_flops(**XL, n_layers=48), "layer_backward": student.layer_backward_flops(**GPT2_SMALL)}
-    snapshot.check("gpt2_xl_training_step", got, what="training FLOPs",
-                   case="GPT-2 XL step (48 layers), GPT-2 small layer", rtol=1e-12)
+    snapshot.check("gpt2_xl_training_step", got, what=_("training FLOPs"),
+                   case=_("GPT-2 XL step (48 layers), GPT-2 small layer"), rtol=1e-12)
 
 
 @pytest.mark.question("throughput")
@@ -39,7 +41,7 @@ def test_throughput_flops_column(student, snapshot):
     got = student.measure_matmul_throughput(batch_sizes=[1, 4, 16], d_in=64, d_out=32, repeats=3, peak_flop_per_s=1e11)
     # timings differ from machine to machine; the shapes, and so the FLOPs, do not
     snapshot.check("throughput_flops_column", {"batch_sizes": got["batch_sizes"], "flops": got["flops"]},
-                   what="measure_matmul_throughput", case="batch sizes [1, 4, 16], d_in=64, d_out=32", rtol=1e-12)
+                   what="measure_matmul_throughput", case=_("batch sizes [1, 4, 16], d_in=64, d_out=32"), rtol=1e-12)
 
 
 @pytest.mark.question("iron_law_mfu")
@@ -50,7 +52,7 @@ def test_chapter_mfu_and_iron_law(student, snapshot):
         "training_flops_gpt2_xl_step": student.training_flops(n_params=1.5e9, n_tokens=32 * 1024),
         "iron_law_time_s": student.iron_law_time_s(flops=8.4e23, peak_flop_per_s=1024 * 989e12, efficiency=0.5),
     }
-    snapshot.check("chapter_mfu_and_iron_law", got, what="iron law", case="chapter examples", rtol=1e-9)
+    snapshot.check("chapter_mfu_and_iron_law", got, what=_("iron law"), case=_("chapter examples"), rtol=1e-9)
 
 
 @pytest.mark.question("rent_and_energy")
@@ -61,5 +63,5 @@ def test_llama2_rent_vs_buy_and_7b_energy(student, snapshot):
         "energy": student.training_energy(n_params=7e9, n_tokens=1e12, n_gpus=1024, peak_flop_per_s=312e12, mfu=0.5,
                                           gpu_watts=400.0, n_hosts=128, host_watts=200.0, pue=1.0),
     }
-    snapshot.check("llama2_rent_vs_buy_and_7b_energy", got, what="costs", case="Llama 2 70B rent vs buy, 7B energy",
-                   rtol=1e-9)
+    snapshot.check("llama2_rent_vs_buy_and_7b_energy", got, what=_("costs"),
+                   case=_("Llama 2 70B rent vs buy, 7B energy"), rtol=1e-9)

@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+from autograder.i18n import _
+
 INPUTS = np.random.default_rng(2024)
 PARAMS0 = INPUTS.normal(size=(3, 2))
-GRADS = [INPUTS.normal(size=(3, 2)) for _ in range(5)]
+GRADS = [INPUTS.normal(size=(3, 2)) for _step in range(5)]
 
 
 def run_rule(student, fn_name: str, hp: dict) -> np.ndarray:
@@ -29,14 +31,14 @@ def test_update_rules_five_steps(student, snapshot):
         "rmsprop": run_rule(student, "rmsprop_step", {"lr": 0.01}),
         "adam": run_rule(student, "adam_step", {"lr": 0.01}),
     }
-    snapshot.check("update_rules", got, what="parameters after 5 steps", case="fixed 3x2 problem", rtol=1e-6, atol=1e-12)
+    snapshot.check("update_rules", got, what=_("parameters after 5 steps"), case=_("fixed 3x2 problem"), rtol=1e-6, atol=1e-12)
 
 
 @pytest.mark.question("trajectories")
 def test_momentum_trajectory_on_quadratic(student, snapshot):
     path = student.trajectory(surface="quadratic", optimizer="momentum", start=(-2.0, 1.0), steps=20, hparams={"lr": 0.02})
-    snapshot.check("trajectory", {"path": path}, what="momentum trajectory", case="quadratic, start (-2, 1), lr 0.02",
-                   rtol=1e-6, atol=1e-12)
+    snapshot.check("trajectory", {"path": path}, what=_("momentum trajectory"),
+                   case=_("quadratic, start (-2, 1), lr 0.02"), rtol=1e-6, atol=1e-12)
 
 
 @pytest.mark.question("optimizer_state")
@@ -44,22 +46,22 @@ def test_adam_footprint(student, snapshot):
     config = {"d_in": 8, "d_hidden": 16, "n_classes": 4, "seed": 0, "dtype": "float32"}
     got = student.optimizer_state_footprint(config=config, optimizer="adam", hparams={})
     numbers = {k: got[k] for k in ("param_elements", "param_bytes", "state_elements", "state_bytes", "multiple")}
-    snapshot.check("optimizer_state", numbers, what="Adam footprint", case="default config", rtol=1e-12)
+    snapshot.check("optimizer_state", numbers, what=_("Adam footprint"), case=_("default config"), rtol=1e-12)
 
 
 @pytest.mark.question("gradient_noise")
 def test_small_noise_experiment(student, snapshot):
     config = {"d_in": 8, "d_hidden": 16, "n_classes": 4, "seed": 0, "dtype": "float64"}
     got = student.gradient_noise(config=config, batch_sizes=[2, 8, 32], trials=10, pool_size=64, seed=0)
-    snapshot.check("gradient_noise", {"std": got["std"], "slope": got["slope"]}, what="gradient noise",
-                   case="batch sizes [2, 8, 32], 10 trials, pool 64, seed 0", rtol=1e-6)
+    snapshot.check("gradient_noise", {"std": got["std"], "slope": got["slope"]}, what=_("gradient noise"),
+                   case=_("batch sizes [2, 8, 32], 10 trials, pool 64, seed 0"), rtol=1e-6)
 
 
 @pytest.mark.question("schedule")
 def test_schedule_at_a_few_steps(student, snapshot):
     steps = np.array([0, 100, 499, 500, 1000, 10_000, 49_999])
-    snapshot.check("schedule", {"lr": student.lr_schedule(steps=steps)}, what="learning rate",
-                   case="GPT-2 XL defaults, steps 0, 100, 499, 500, 1000, 10,000, 49,999", rtol=1e-9, atol=1e-15)
+    snapshot.check("schedule", {"lr": student.lr_schedule(steps=steps)}, what=_("learning rate"),
+                   case=_("GPT-2 XL defaults, steps 0, 100, 499, 500, 1000, 10,000, 49,999"), rtol=1e-9, atol=1e-15)
 
 
 @pytest.mark.question("accumulation")
@@ -69,10 +71,11 @@ def test_accumulation_two_steps(student, snapshot):
     shapes = {"fc1.weight": (6, 4), "fc1.bias": (6,), "fc2.weight": (3, 6), "fc2.bias": (3,)}
     state_dict = {name: 0.5 * torch.randn(shape, generator=g, dtype=torch.float64) for name, shape in shapes.items()}
     batches = [{"x": torch.randn(8, 4, generator=g, dtype=torch.float64), "y": torch.randint(0, 3, (8,), generator=g)}
-               for _ in range(2)]
+               for _step in range(2)]
     out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=2, lr=0.5)
     got = {"step1_grad": out["grads"][0], "step2_grad": out["grads"][1], "params": out["params"]}
-    snapshot.check("accumulation", got, what="accumulation", case="batch 8, micro-batch 2, 2 steps", rtol=1e-9, atol=1e-12)
+    snapshot.check("accumulation", got, what=_("accumulation"), case=_("batch 8, micro-batch 2, 2 steps"),
+                   rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.question("accumulation_uneven")
@@ -83,5 +86,5 @@ def test_accumulation_short_last_micro_batch(student, snapshot):
     state_dict = {name: 0.5 * torch.randn(shape, generator=g, dtype=torch.float64) for name, shape in shapes.items()}
     batch = {"x": torch.randn(10, 4, generator=g, dtype=torch.float64), "y": torch.randint(0, 3, (10,), generator=g)}
     out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=[batch], micro_batch_size=4, lr=0.5)
-    snapshot.check("accumulation_uneven", {"grad": out["grads"][0], "params": out["params"]}, what="accumulation",
-                   case="batch 10, micro-batch 4 (sizes 4, 4, 2), 1 step", rtol=1e-9, atol=1e-12)
+    snapshot.check("accumulation_uneven", {"grad": out["grads"][0], "params": out["params"]}, what=_("accumulation"),
+                   case=_("batch 10, micro-batch 4 (sizes 4, 4, 2), 1 step"), rtol=1e-9, atol=1e-12)

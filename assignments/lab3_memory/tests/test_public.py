@@ -6,19 +6,21 @@ More tests, on other models and inputs, run at grading.
 
 import pytest
 
+from autograder.i18n import _
+
 GPT = {"kind": "gpt"}  # the default tiny GPT of lab3_models (2 layers, d=32, tied head)
 
 
 @pytest.mark.question("four_terms")
 def test_four_terms_tiny_gpt(student, snapshot):
     got = student.measure_four_terms(config=GPT, batch_size=4, optimizer={"name": "adam", "lr": 1e-3})
-    snapshot.check("four_terms_tiny_gpt", got, what="measure_four_terms", case="tiny GPT, B=4, adam", rtol=0.0)
+    snapshot.check("four_terms_tiny_gpt", got, what="measure_four_terms", case=_("tiny GPT, B=4, adam"), rtol=0.0)
 
 
 @pytest.mark.question("activation_hooks")
 def test_hook_counts_tiny_gpt(student, snapshot):
     got = student.activation_hook_counts(config=GPT, batch_size=4)
-    snapshot.check("hook_counts_tiny_gpt", got, what="activation_hook_counts", case="tiny GPT, B=4", rtol=0.0)
+    snapshot.check("hook_counts_tiny_gpt", got, what="activation_hook_counts", case=_("tiny GPT, B=4"), rtol=0.0)
 
 
 @pytest.mark.question("bytes_per_param")
@@ -29,7 +31,7 @@ def test_sixteen_bytes_per_parameter(student, snapshot):
         "20B": student.model_state_bytes(n_params=20_000_000_000, scheme="mixed_adam"),
         "175B": student.model_state_bytes(n_params=175_000_000_000, scheme="mixed_adam"),
     }
-    snapshot.check("sixteen_bytes", got, what="mixed-precision Adam", case="7B, 20B, 175B", rtol=0.0)
+    snapshot.check("sixteen_bytes", got, what=_("mixed-precision Adam"), case="7B, 20B, 175B", rtol=0.0)
 
 
 @pytest.mark.question("activation_formula")
@@ -53,7 +55,7 @@ def test_format_ranges(student, snapshot):
 def test_sqrt_rule_48_layers(student, snapshot):
     got = {**student.checkpoint_units(n_layers=48, n_checkpoints=7),
            "best_k": student.best_checkpoint_count(n_layers=48)}
-    snapshot.check("sqrt_rule_48", got, what="the √N rule", case="N=48, k=7", rtol=1e-9)
+    snapshot.check("sqrt_rule_48", got, what=_("the √N rule"), case="N=48, k=7", rtol=1e-9)
 
 
 @pytest.mark.question("v100")

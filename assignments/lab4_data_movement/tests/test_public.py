@@ -8,6 +8,8 @@ memory) run at grading.
 import numpy as np
 import pytest
 
+from autograder.i18n import _
+
 
 def numbers(d: dict) -> dict:
     """The numeric entries of a result dict (names such as "bottleneck" are checked by hidden tests)."""
@@ -17,7 +19,7 @@ def numbers(d: dict) -> dict:
 @pytest.mark.question("slowest_stage")
 def test_gpt2_pipeline(student, snapshot):
     got = {f"workers_{w}": numbers(student.gpt2_pipeline(workers=w)) for w in (1, 8)}
-    snapshot.check("gpt2_pipeline", got, what="gpt2_pipeline", case="chapter defaults, 1 and 8 workers", rtol=1e-9)
+    snapshot.check("gpt2_pipeline", got, what="gpt2_pipeline", case=_("chapter defaults, 1 and 8 workers"), rtol=1e-9)
 
 
 @pytest.mark.question("prefetch")
@@ -27,30 +29,30 @@ def test_loader_computes_every_item_in_order(student, snapshot):
         tl = student.run_loader(n_items=4, load_work=0.005, compute_work=0.005, kind="sleep", prefetch=prefetch)
         got[f"prefetch_{prefetch}"] = {"order": np.asarray(tl["order"]),
                                        "n_timestamps": np.asarray([len(tl[k]) for k in ("load_start", "load_end", "compute_start", "compute_end")])}
-    snapshot.check("loader_order", got, what="run_loader", case="4 items, kind='sleep'", rtol=0)
+    snapshot.check("loader_order", got, what="run_loader", case=_("4 items, kind='sleep'"), rtol=0)
 
 
 @pytest.mark.question("tiled_attention")
 def test_tiled_attention_small(student, snapshot):
     rng = np.random.default_rng(4)
-    q, k, v = (rng.standard_normal((2, 37, 8)) for _ in range(3))  # 37 = 2×16 + 5: a short last block
+    q, k, v = (rng.standard_normal((2, 37, 8)) for _tensor in range(3))  # 37 = 2×16 + 5: a short last block
     got = {f"causal_{c}": student.tiled_attention(q=q, k=k, v=v, causal=c, block_size=16) for c in (False, True)}
-    snapshot.check("tiled_attention", got, what="tiled_attention", case="shape (2, 37, 8), block_size=16, float64",
+    snapshot.check("tiled_attention", got, what="tiled_attention", case=_("shape (2, 37, 8), block_size=16, float64"),
                    rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.question("ring_allreduce")
 def test_ring_allreduce_small(student, snapshot):
     rng = np.random.default_rng(4)
-    buffers = [rng.integers(-9, 10, size=10) for _ in range(4)]  # 10 elements over 4 ranks: chunks of 3, 3, 2, 2
+    buffers = [rng.integers(-9, 10, size=10) for _rank in range(4)]  # 10 elements over 4 ranks: chunks of 3, 3, 2, 2
     out = student.ring_allreduce(buffers=buffers)
     got = {f"rank_{r}": res for r, res in enumerate(out["results"])}
     got["bytes_sent"] = np.asarray(out["bytes_sent"])
-    snapshot.check("ring_allreduce", got, what="ring_allreduce", case="4 ranks, 10 int64 elements", rtol=0)
+    snapshot.check("ring_allreduce", got, what="ring_allreduce", case=_("4 ranks, 10 int64 elements"), rtol=0)
 
 
 @pytest.mark.question("network_wall")
 def test_network_wall_7b(student, snapshot):
     got = {link: numbers(student.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=bw, compute_s=1.0))
            for link, bw in (("ethernet_100Gb", 12.5), ("nvlink", 900.0))}
-    snapshot.check("network_wall", got, what="network_wall", case="7e9 params, FP16, 8 GPUs, 1 s compute", rtol=1e-9)
+    snapshot.check("network_wall", got, what="network_wall", case=_("7e9 params, FP16, 8 GPUs, 1 s compute"), rtol=1e-9)

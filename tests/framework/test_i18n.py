@@ -1,0 +1,113 @@
+"""Vietnamese and English: the catalogs are complete, the language is chosen in
+the documented order, and check, grade and the sandbox all speak it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder import catalogs, i18n
+from autograder.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# -- the catalogs ---------------------------------------------------------------------
+def test_catalogs_are_complete():
+    """Every marked message and every lab.toml title has a Vietnamese translation
+    with the same placeholders, and no catalog keeps unused entries."""
+    found = catalogs.problems(REPO)
+    assert not found, "\n".join(found[:30]) + "\nrun `autograder translations`, then translate"
+
+
+def test_completeness_check_can_fail(tmp_path, monkeypatch):
+    """A dropped placeholder, an empty translation and a stale entry are each reported."""
+    from babel.messages.pofile import read_po, write_po
+
+    locale = tmp_path / "locale"
+    locale.mkdir()
+    with open(i18n.ENGINE_LOCALE / "vi.po", "rb") as f:
+        cat = read_po(f, locale="vi")
+    cat["{name}() is not implemented yet"].string = "chưa được cài đặt"  # {name} lost
+    cat["the worker stopped answering"].string = ""
+    cat.add("a message nobody uses", "một thông báo không ai dùng")
+    with open(locale / "vi.po", "wb") as f:
+        write_po(f, cat)
+    monkeypatch.setattr(i18n, "ENGINE_LOCALE", locale)
+    found = "\n".join(catalogs.problems(REPO, only="autograder"))
+    assert "placeholders of '{name}() is not implemented yet' differ" in found
+    assert "no translation of 'the worker stopped answering'" in found
+    assert "'a message nobody uses' is no longer used" in found
+
+
+def test_messages_babel_cannot_extract_are_reported(tmp_path):
+    (tmp_path / "t.py").write_text('from autograder.i18n import _\n'
+                                   'a = _(f"gradient of {n}")\n'
+                                   'b = f"{_(\'tied\')} weights"\n'
+                                   'c = _("ok {x}").format(x=1)\n')
+    found = catalogs.unextractable(tmp_path)
+    assert [f.split(":")[1] for f in found] == ["2", "3"], found
+
+
+def test_placeholders_keep_their_format_specs():
+    assert catalogs.placeholders("{ratio:.2f}× {what}") == {"ratio:.2f", "what:"}
+    assert catalogs.placeholders("{ratio}× {what}") != catalogs.placeholders("{ratio:.2f}× {what}")
+
+
+# -- choosing the language ------------------------------------------------------------
+@pytest.mark.parametrize(("cli", "environ", "expected"), [
+    ("vi", {i18n.ENV: "en", "LANG": "en_US.UTF-8"}, "vi"),  # --lang first
+    (None, {i18n.ENV: "vi", "LANG": "en_US.UTF-8"}, "vi"),  # then $IRONLAW_LANG
+    (None, {"JPY_SESSION_NAME": "/x/lab2_optimizers.vi.ipynb", "LANG": "en_US.UTF-8"}, "vi"),  # a *.vi notebook
+    (None, {"LC_ALL": "vi_VN.UTF-8", "LANG": "en_US.UTF-8"}, "vi"),  # then the locale
+    (None, {"LANG": "de_DE.UTF-8"}, "en"),  # a language without a catalog
+    (None, {}, "en"),  # else English
+])
+def test_language_order(cli, environ, expected):
+    assert i18n.resolve(cli, environ) == expected
+
+
+def test_unknown_language_is_refused():
+    with pytest.raises(SystemExit):
+        main(["check", "lab2", "--lang", "fr"])
+
+
+def test_language_block_restores_the_environment(monkeypatch):
+    monkeypatch.delenv(i18n.ENV, raising=False)
+    with i18n.language("vi"):
+        assert i18n._("the hidden tests") == "các bài kiểm thử ẩn"
+    assert i18n.ENV not in __import__("os").environ and i18n._("the hidden tests") == "the hidden tests"
+
+
+# -- what a student reads ---------------------------------------------------------------
+def test_check_lab2_in_vietnamese_uses_the_glossary(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    monkeypatch.setenv("IRONLAW_ROOT", str(REPO))
+    assert main(["check", "lab2", "--lang", "vi"]) == 1
+    out = capsys.readouterr().out
+    assert "chưa được cài đặt" in out and "bài kiểm thử công khai" in out and "sẽ chạy khi chấm điểm" in out
+    for term in ("bộ tối ưu", "tích luỹ gradient"):  # GLOSSARY.md's words, in the question titles
+        assert term in out, term
+    assert "not implemented yet" not in out
+    assert main(["check", "lab2"]) == 1  # the default stays English
+    assert "not implemented yet" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="the sandbox needs root (as on CI)")
+def test_grade_writes_feedback_in_the_chosen_language(toy_root, tmp_path):
+    """Messages made in the sandboxed worker and in the grader both follow --lang;
+    switching the language regrades instead of keeping the old feedback."""
+    subs = tmp_path / "subs"
+    (subs / "stub").mkdir(parents=True)
+    shutil.copy(toy_root / "assignments" / "labx_toy" / "toy.py", subs / "stub" / "toy.py")
+    (subs / "empty").mkdir()
+    out = tmp_path / "out"
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--lang", "vi"]) == 0
+    stub = (out / "feedback" / "stub.md").read_text(encoding="utf-8")
+    assert "Điểm: 0 / 5" in stub and "add() chưa được cài đặt" in stub and "bài kiểm thử công khai" in stub
+    assert "bài nộp thiếu tệp toy.py" in (out / "feedback" / "empty.md").read_text(encoding="utf-8")
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--lang", "en"]) == 0
+    stub = (out / "feedback" / "stub.md").read_text(encoding="utf-8")
+    assert "Score: 0 / 5" in stub and "add() is not implemented yet" in stub
