@@ -40,14 +40,14 @@ class Backend(Protocol):
 def encode_call(name: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """The grader's arguments as the student will see them (a fresh copy)."""
     try:
-        return wire.roundtrip((tuple(args), dict(kwargs)), f"arguments of {name}()")
+        return wire.roundtrip((tuple(args), dict(kwargs)), _("arguments of {name}()").format(name=name))
     except wire.WireError as exc:  # a test bug, not the student's
         raise errors.StudentCodeError(errors.ARGUMENT, str(exc)) from None
 
 
 def decode_result(name: str, value):
     try:
-        return wire.roundtrip(value, f"return value of {name}()")
+        return wire.roundtrip(value, _("return value of {name}()").format(name=name))
     except wire.WireError as exc:
         raise errors.StudentCodeError(errors.UNSUPPORTED, _("unsupported return type: {error}").format(error=exc)) from None
 

@@ -20,6 +20,8 @@ import struct
 
 import numpy as np
 
+from autograder.i18n import _
+
 MAX_BYTES = 256 * 2**20  # a result larger than this is refused, not read
 MAX_DEPTH = 64
 
@@ -43,7 +45,7 @@ def _is_tensor(x) -> bool:
 
 def _npy(arr: np.ndarray) -> bytes:
     if arr.dtype.hasobject:
-        raise WireError("object arrays are not plain data")
+        raise WireError(_("object arrays are not plain data"))
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
     return buf.getvalue()
@@ -51,7 +53,7 @@ def _npy(arr: np.ndarray) -> bytes:
 
 def _encode(x, blobs: list[bytes], path: str, depth: int):
     if depth > MAX_DEPTH:
-        raise WireError(f"value nested deeper than {MAX_DEPTH} levels at {path}")
+        raise WireError(_("value nested deeper than {depth} levels at {path}").format(depth=MAX_DEPTH, path=path))
     if x is None or isinstance(x, (bool, str)):
         return x
     if isinstance(x, (int, float)) and type(x) in (int, float):
@@ -60,7 +62,7 @@ def _encode(x, blobs: list[bytes], path: str, depth: int):
         return x
     if isinstance(x, np.generic):
         if x.dtype.hasobject:
-            raise WireError(f"unsupported type 'numpy object' at {path}")
+            raise WireError(_("unsupported type {type} at {path}").format(type="'numpy object'", path=path))
         return _encode(x.item(), blobs, path, depth + 1)
     if isinstance(x, np.ndarray):
         blobs.append(_npy(x))
@@ -84,7 +86,7 @@ def _encode(x, blobs: list[bytes], path: str, depth: int):
                 for k, v in x.items()
             ]
         }
-    raise WireError(f"unsupported type {type(x).__name__!r} at {path}")
+    raise WireError(_("unsupported type {type} at {path}").format(type=repr(type(x).__name__), path=path))
 
 
 def _decode(x, blobs: list[bytes]):
@@ -131,7 +133,8 @@ def dumps(obj, what: str = "value") -> bytes:
         parts += [_LEN.pack(len(b)), b]
     data = b"".join(parts)
     if len(data) > MAX_BYTES:
-        raise WireError(f"{what} is {len(data) / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB limit")
+        raise WireError(_("{what} is {size:.0f} MiB, over the {limit} MiB limit").format(
+            what=what, size=len(data) / 2**20, limit=MAX_BYTES // 2**20))
     return data
 
 
@@ -154,7 +157,7 @@ def loads(data: bytes):
     head = json.loads(take(hlen))
     (nblobs,) = _LEN.unpack(take(_LEN.size))
     blobs = []
-    for _ in range(nblobs):
+    for _blob in range(nblobs):
         (blen,) = _LEN.unpack(take(_LEN.size))
         blobs.append(take(blen))
     return _decode(head, blobs)

@@ -295,7 +295,7 @@ print(f"backward: torch {backward:,}  yours {mine[1]:,}")
 # Small batches spend most of their time on per-call overhead and on reading the weight matrix, so they reach a
 # small fraction of peak; utilization rises with the batch and levels off. (The grader checks this trend, and
 # that your times are real, not the absolute numbers, which depend on the machine.) This notebook runs PyTorch on
-# one thread, as the grader does (see the first code cell).
+# one thread, as the grader does (see the cell that sets `OMP_NUM_THREADS`).
 
 # %% [markdown] tags=["vi"]
 # ## 5. Đo mức sử dụng trên CPU này (mục 5)
@@ -305,12 +305,12 @@ print(f"backward: torch {backward:,}  yours {mine[1]:,}")
 # lớp tuyến tính $X W$, với $X$ có dạng $(b, d)$, cho các kích thước batch $b$ tăng dần, và báo cáo tốc độ FLOP cùng mức sử dụng.
 #
 # Batch nhỏ tốn phần lớn thời gian cho chi phí cố định của mỗi lần gọi và cho việc đọc ma trận trọng số, nên chỉ đạt một
-# phần nhỏ của mức đỉnh; mức sử dụng tăng theo batch rồi chững lại. (Bộ chấm kiểm tra xu hướng này, và kiểm tra rằng thời
+# phần nhỏ của mức đỉnh; mức sử dụng tăng theo batch rồi chững lại. (Trình chấm kiểm tra xu hướng này, và kiểm tra rằng thời
 # gian của bạn là đo thật, chứ không kiểm tra các con số tuyệt đối, vốn phụ thuộc vào máy.) Sổ tay này chạy PyTorch trên
 # một luồng, giống như trình chấm (xem ô code đặt `OMP_NUM_THREADS`).
 
 # %%
-torch.set_num_threads(1)  # one core (see the first cell)
+torch.set_num_threads(1)  # one core (see the cell that sets OMP_NUM_THREADS)
 peak = flops.measure_peak_flop_per_s()
 print(f"peak of a 512 x 512 matmul on one core: {peak / 1e9:.1f} GFLOP/s")
 

@@ -204,12 +204,12 @@ grader.check("prefetch")
 # %% [markdown] tags=["en"]
 # ## 3. Tiled attention with an online softmax (section 6)
 #
-# Standard attention materializes the S×S score matrix: 64 MiB per head at S = 4096 in FP32, against 64 KB for one 128×128 tile. `tiled_attention` walks over K/V in blocks and keeps, per query row, a running max $m$, a running normaliser $\ell$ and a running output; when a block raises $m$, the old $\ell$ and output are rescaled by $e^{m_\text{old} - m_\text{new}}$. The result is exact.
+# Standard attention materializes the S×S score matrix: 64 MiB per head at S = 4096 in FP32, against 64 KiB for one 128×128 tile. `tiled_attention` walks over K/V in blocks and keeps, per query row, a running max $m$, a running normaliser $\ell$ and a running output; when a block raises $m$, the old $\ell$ and output are rescaled by $e^{m_\text{old} - m_\text{new}}$. The result is exact.
 
 # %% [markdown] tags=["vi"]
 # ## 3. Attention chia khối với softmax trực tuyến (mục 6)
 #
-# Attention tiêu chuẩn tạo ra trọn vẹn (materialize) ma trận điểm attention S×S: 64 MiB mỗi head ở S = 4096 với FP32, so với 64 KB cho một ô (tile) 128×128. `tiled_attention` duyệt qua K/V theo từng khối và giữ, cho mỗi hàng truy vấn (query), một giá trị max tích luỹ $m$, một hệ số chuẩn hoá tích luỹ $\ell$ và một đầu ra tích luỹ; khi một khối làm tăng $m$, $\ell$ cũ và đầu ra cũ được nhân lại với $e^{m_\text{old} - m_\text{new}}$. Kết quả là chính xác.
+# Attention tiêu chuẩn tạo ra trọn vẹn (materialize) ma trận điểm attention S×S: 64 MiB mỗi head ở S = 4096 với FP32, so với 64 KiB cho một ô (tile) 128×128. `tiled_attention` duyệt qua K/V theo từng khối và giữ, cho mỗi hàng truy vấn (query), một giá trị max tích luỹ $m$, một hệ số chuẩn hoá tích luỹ $\ell$ và một đầu ra tích luỹ; khi một khối làm tăng $m$, $\ell$ cũ và đầu ra cũ được nhân lại với $e^{m_\text{old} - m_\text{new}}$. Kết quả là chính xác.
 
 # %%
 print(attention.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4))

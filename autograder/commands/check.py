@@ -41,8 +41,11 @@ class _Collector:
 def run_in_process(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], int]:
     paths = [str(p) for p in runner.test_paths(lab)]
     collector = _Collector(lab.hidden_tests_dir)
-    inprocess.run_pytest([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-qq",
-                          "--no-header", "--tb=no", "-rN", "--rootdir", str(lab.root)], lab.root, [collector])
+    # No terminal reporter: the table below is the report (pytest's progress line would precede it).
+    # Without it, addopts' reporting flags (-ra) are unknown: give the ones that matter here.
+    inprocess.run_pytest([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-p", "no:terminal",
+                          "-o", "addopts=", "--strict-markers", "--import-mode=importlib",
+                          "--rootdir", str(lab.root)], lab.root, [collector])
     return collector.results, collector.hidden
 
 

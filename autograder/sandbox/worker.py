@@ -145,9 +145,9 @@ def _answer(msg: dict, modules, load_error, work: Path) -> bytes:
         fn = loader.find_function(modules, name)
         value = loader.call(fn, tuple(msg["args"]), dict(msg["kwargs"]), [work])
         try:
-            return wire.dumps({"ok": value}, f"return value of {name}()")
+            return wire.dumps({"ok": value}, _("return value of {name}()").format(name=name))
         except wire.WireError as exc:
-            raise errors.StudentCodeError(errors.UNSUPPORTED, f"unsupported return type: {exc}") from None
+            raise errors.StudentCodeError(errors.UNSUPPORTED, _("unsupported return type: {error}").format(error=exc)) from None
     except errors.StudentCodeError as exc:
         if exc.kind == errors.EXCEPTION and "MemoryError" in exc.message:
             exc.message += _(" (the sandbox allows at most {mib} MiB)").format(mib=_memory_limit_mb())

@@ -12,6 +12,15 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def english_unless_asked(monkeypatch):
+    """Tests read English messages whatever this machine's locale; a test that
+    wants Vietnamese asks for it (``--lang vi``, or its own $IRONLAW_LANG)."""
+    from autograder import i18n
+
+    monkeypatch.setenv(i18n.ENV, "en")
+
+
 @pytest.fixture
 def toy_root(tmp_path, monkeypatch) -> Path:
     """A private copy of the toy project (IRONLAW_ROOT points at it)."""

@@ -3,12 +3,14 @@ the documented order, and check, grade and the sandbox all speak it."""
 
 from __future__ import annotations
 
+import ast
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from autograder import catalogs, i18n
+from autograder import catalogs, i18n, labs
 from autograder.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,10 +77,13 @@ def test_unknown_language_is_refused():
 
 
 def test_language_block_restores_the_environment(monkeypatch):
-    monkeypatch.delenv(i18n.ENV, raising=False)
-    with i18n.language("vi"):
+    with i18n.language("vi"):  # the autouse fixture set $IRONLAW_LANG=en
         assert i18n._("the hidden tests") == "các bài kiểm thử ẩn"
-    assert i18n.ENV not in __import__("os").environ and i18n._("the hidden tests") == "the hidden tests"
+    assert os.environ[i18n.ENV] == "en" and i18n._("the hidden tests") == "the hidden tests"
+    monkeypatch.delenv(i18n.ENV)
+    with i18n.language("vi"):
+        pass
+    assert i18n.ENV not in os.environ
 
 
 # -- what a student reads ---------------------------------------------------------------
@@ -95,7 +100,7 @@ def test_check_lab2_in_vietnamese_uses_the_glossary(capsys, monkeypatch):
     assert "not implemented yet" in capsys.readouterr().out
 
 
-@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="the sandbox needs root (as on CI)")
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (as on CI)")
 def test_grade_writes_feedback_in_the_chosen_language(toy_root, tmp_path):
     """Messages made in the sandboxed worker and in the grader both follow --lang;
     switching the language regrades instead of keeping the old feedback."""
@@ -111,3 +116,30 @@ def test_grade_writes_feedback_in_the_chosen_language(toy_root, tmp_path):
     assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--lang", "en"]) == 0
     stub = (out / "feedback" / "stub.md").read_text(encoding="utf-8")
     assert "Score: 0 / 5" in stub and "add() is not implemented yet" in stub
+
+
+# -- the stubs ------------------------------------------------------------------------------
+SUMMARY = "Tóm tắt (tiếng Việt):"
+
+
+def _functions_to_write(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and any(
+                isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n) for n in ast.walk(node)):
+            yield node.name, ast.get_docstring(node) or ""
+    yield "module", ast.get_docstring(tree) or ""
+
+
+@pytest.mark.parametrize("lab", labs.all_labs(REPO), ids=lambda l: l.short)
+def test_every_stub_function_has_a_vietnamese_summary(lab):
+    """The English docstring stays the contract; a short Vietnamese summary follows it."""
+    missing, seen = [], 0
+    for f in lab.manifest.student_files:
+        for name, doc in _functions_to_write(lab.assignment_dir / f):
+            seen += name != "module"
+            english = doc.split(SUMMARY)[0].strip()
+            if SUMMARY not in doc or not english or doc.index(SUMMARY) < len(english):
+                missing.append(f"{f}:{name}")
+    assert seen >= len(lab.manifest.student_files), "every stub has functions to write"
+    assert not missing, f"no '{SUMMARY}' after the English docstring: {missing}"
