@@ -100,6 +100,19 @@ def test_check_lab2_in_vietnamese_uses_the_glossary(capsys, monkeypatch):
     assert "not implemented yet" in capsys.readouterr().out
 
 
+def test_notebook_check_speaks_the_notebook_language(monkeypatch):
+    """grader.check in a *.vi.ipynb under Jupyter: Vietnamese without any setting."""
+    from autograder import notebook
+
+    monkeypatch.delenv(i18n.ENV)
+    monkeypatch.setenv("JPY_SESSION_NAME", "/home/sv/lab2_optimizers.vi.ipynb")
+    lab2 = labs.get("lab2", REPO)
+    with pytest.raises(AssertionError) as err:
+        notebook.check(lab2.name, "update_rules", code_dir=lab2.assignment_dir, root=REPO)
+    assert "bài kiểm thử công khai của câu 'update_rules' không đạt" in str(err.value)
+    assert "sgd_step() chưa được cài đặt" in str(err.value)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (as on CI)")
 def test_grade_writes_feedback_in_the_chosen_language(toy_root, tmp_path):
     """Messages made in the sandboxed worker and in the grader both follow --lang;
