@@ -92,6 +92,19 @@ def assert_keys(actual, expected_keys, *, what: str, case: str = "") -> None:
         raise AssertionError(M.say(M.EXTRA_KEYS, what=what, case=sfx, keys=extra))
 
 
+def assert_fields(actual, expected: dict, *, what: str, case: str = "", keys=None, rtol: float = 1e-9) -> None:
+    """A result dict field by field: exactly ``keys`` (default: ``expected``'s),
+    strings equal, numbers within ``rtol``; each message names the field."""
+    keys = tuple(expected) if keys is None else keys
+    assert_keys(actual, keys, what=what, case=case)
+    for key in keys:
+        e, field = expected[key], f"{what}[{key!r}]"
+        if isinstance(e, str):
+            assert_equal(actual[key], e, what=field, case=case)
+        else:
+            assert_scalar(actual[key], e, what=field, case=case, rtol=rtol)
+
+
 def ratio(actual, expected) -> float:
     """‖actual‖ / ‖expected‖ (the symptom "4.00× the big-batch gradient")."""
     a = _as_array(actual, "value", "").astype(np.float64).ravel()

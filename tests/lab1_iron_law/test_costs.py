@@ -3,7 +3,7 @@
 import pytest
 
 from autograder.i18n import N_, _
-from autograder.testing import assert_keys, assert_scalar
+from autograder.testing import assert_fields, assert_keys, assert_scalar
 
 RENT_KEYS = ("flops", "days", "gpu_hours", "rent_cost", "buy_cost", "breakeven_runs")
 ENERGY_KEYS = ("hours", "power_kw", "energy_kwh")
@@ -14,12 +14,6 @@ LLAMA2_CASE = N_("Llama 2 70B on 1024 H100 at MFU 0.5, $3/GPU-hour, $30,000/GPU"
 CASE_7B = dict(n_params=7e9, n_tokens=1e12, n_gpus=1024, peak_flop_per_s=312e12, mfu=0.5, gpu_watts=400.0,
                n_hosts=128, host_watts=200.0, pue=1.0)
 CASE_7B_TEXT = N_("7B model, 1e12 tokens, 1024 A100 at MFU 0.5, 128 hosts at 200 W, PUE 1")
-
-
-def check_dict(got, want, keys, *, what, case, rtol=1e-9):
-    assert_keys(got, keys, what=what, case=case)
-    for key in keys:
-        assert_scalar(got[key], want[key], what=f"{what}[{key!r}]", case=case, rtol=rtol)
 
 
 def log_uniform(rng, lo, hi) -> float:
@@ -85,7 +79,7 @@ def test_rent_vs_buy_llama2_70b(student, reference):
                "rent_cost": (1.42e6, 5e-3), "buy_cost": (30.72e6, 1e-9), "breakeven_runs": (21.7, 2e-3)}
     for key, (value, rtol) in chapter.items():
         assert_scalar(got[key], value, what=f"rent_vs_buy[{key!r}]", case=_(LLAMA2_CASE), rtol=rtol)
-    check_dict(got, reference.rent_vs_buy(**LLAMA2_70B), RENT_KEYS, what="rent_vs_buy", case=_(LLAMA2_CASE))
+    assert_fields(got, reference.rent_vs_buy(**LLAMA2_70B), keys=RENT_KEYS, what="rent_vs_buy", case=_(LLAMA2_CASE))
 
 
 @pytest.mark.question("rent_and_energy")
@@ -103,7 +97,7 @@ def test_energy_chapter_case(student, reference):
     assert_keys(got, ENERGY_KEYS, what="training_energy", case=_(CASE_7B_TEXT))
     for key, value, rtol in (("hours", 73.0, 1e-3), ("power_kw", 435.2, 1e-9), ("energy_kwh", 31_784, 1e-4)):
         assert_scalar(got[key], value, what=f"training_energy[{key!r}]", case=_(CASE_7B_TEXT), rtol=rtol)
-    check_dict(got, reference.training_energy(**CASE_7B), ENERGY_KEYS, what="training_energy", case=_(CASE_7B_TEXT))
+    assert_fields(got, reference.training_energy(**CASE_7B), keys=ENERGY_KEYS, what="training_energy", case=_(CASE_7B_TEXT))
     # twice the utilization, half the time, half the energy
     at_30 = student.training_energy(**dict(CASE_7B, mfu=0.3))["energy_kwh"]
     at_60 = student.training_energy(**dict(CASE_7B, mfu=0.6))["energy_kwh"]
@@ -131,12 +125,12 @@ def test_costs_match_reference_on_random_runs(student, reference, rng):
         case = _("P={n_params:.3g}, T={n_tokens:.3g}, {n_gpus} GPUs at {peak_flop_per_s:.3g}, "
                  "MFU {mfu:.2f}").format(**run)
         money = dict(rent_per_gpu_hour=float(rng.uniform(1, 5)), gpu_price=float(rng.uniform(1e4, 4e4)))
-        check_dict(student.rent_vs_buy(**run, **money), reference.rent_vs_buy(**run, **money), RENT_KEYS,
-                   what="rent_vs_buy", case=case)
+        assert_fields(student.rent_vs_buy(**run, **money), reference.rent_vs_buy(**run, **money), keys=RENT_KEYS,
+                      what="rent_vs_buy", case=case)
         power = dict(gpu_watts=float(rng.uniform(250, 700)), n_hosts=int(run["n_gpus"] // 8),
                      host_watts=float(rng.uniform(100, 800)), pue=float(rng.uniform(1.0, 1.6)))
-        check_dict(student.training_energy(**run, **power), reference.training_energy(**run, **power), ENERGY_KEYS,
-                   what="training_energy", case=case)
+        assert_fields(student.training_energy(**run, **power), reference.training_energy(**run, **power),
+                      keys=ENERGY_KEYS, what="training_energy", case=case)
         hours = log_uniform(rng, 3, 7)
         kw = dict(n_params=run["n_params"], n_tokens=run["n_tokens"], gpu_hours=hours,
                   peak_flop_per_s=run["peak_flop_per_s"])

@@ -6,7 +6,7 @@ Ground truth from torch's own counter is in test_flop_counter.py.
 import pytest
 
 from autograder.i18n import N_, _
-from autograder.testing import assert_keys, assert_scalar
+from autograder.testing import assert_fields, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("forward_backward")
 
@@ -25,12 +25,6 @@ def case_of(cfg) -> str:
     return ", ".join(f"{k}={v}" for k, v in cfg.items())
 
 
-def check_dict(got, want, keys, *, what, case, rtol=1e-12):
-    assert_keys(got, keys, what=what, case=case)
-    for key in keys:
-        assert_scalar(got[key], want[key], what=f"{what}[{key!r}]", case=case, rtol=rtol)
-
-
 def test_gpt2_xl_step_reproduces_chapter(student, reference):
     step = student.step_flops(**XL, n_layers=48)
     assert_keys(step, STEP_KEYS, what="step_flops", case=_(XL_CASE))
@@ -39,17 +33,18 @@ def test_gpt2_xl_step_reproduces_chapter(student, reference):
         assert_scalar(step[key] / 1e12, tflop, what=_("step_flops[{key!r}] in TFLOP").format(key=key),
                       case=_(XL_CASE), rtol=1e-3)
     assert_scalar(step["total"], 3 * step["forward"], what="step_flops['total'] / 3", case=_(XL_CASE), rtol=1e-12)
-    check_dict(step, reference.step_flops(**XL, n_layers=48), STEP_KEYS, what="step_flops", case=_(XL_CASE))
+    assert_fields(step, reference.step_flops(**XL, n_layers=48), keys=STEP_KEYS, what="step_flops", case=_(XL_CASE),
+                  rtol=1e-12)
     layer = student.layer_backward_flops(**XL)
-    check_dict(layer, reference.layer_backward_flops(**XL), LAYER_KEYS, what="layer_backward_flops",
-               case=_("GPT-2 XL layer, B=32, S=1024, d=1600, h=25"))
+    assert_fields(layer, reference.layer_backward_flops(**XL), keys=LAYER_KEYS, what="layer_backward_flops",
+                  case=_("GPT-2 XL layer, B=32, S=1024, d=1600, h=25"), rtol=1e-12)
 
 
 def test_random_configs_match_reference(student, reference, rng):
     for _trial in range(8):
         cfg = random_config(rng)
         n_layers = int(rng.integers(1, 49))
-        check_dict(student.layer_backward_flops(**cfg), reference.layer_backward_flops(**cfg), LAYER_KEYS,
-                   what="layer_backward_flops", case=case_of(cfg))
-        check_dict(student.step_flops(**cfg, n_layers=n_layers), reference.step_flops(**cfg, n_layers=n_layers),
-                   STEP_KEYS, what="step_flops", case=f"{case_of(cfg)}, n_layers={n_layers}")
+        assert_fields(student.layer_backward_flops(**cfg), reference.layer_backward_flops(**cfg), keys=LAYER_KEYS,
+                      what="layer_backward_flops", case=case_of(cfg), rtol=1e-12)
+        assert_fields(student.step_flops(**cfg, n_layers=n_layers), reference.step_flops(**cfg, n_layers=n_layers),
+                      keys=STEP_KEYS, what="step_flops", case=f"{case_of(cfg)}, n_layers={n_layers}", rtol=1e-12)

@@ -6,7 +6,7 @@ Ground truth from torch's own counter is in test_flop_counter.py.
 import pytest
 
 from autograder.i18n import N_, _
-from autograder.testing import assert_keys, assert_scalar
+from autograder.testing import assert_fields, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("forward_flops")
 
@@ -22,12 +22,6 @@ def random_config(rng) -> dict:
     return dict(B=int(rng.integers(1, 9)), S=int(rng.integers(1, 600)), d=h * int(rng.choice([8, 16, 24, 64])), h=h)
 
 
-def check_counts(got, expected, *, what, case, rtol=1e-12):
-    assert_keys(got, KEYS, what=what, case=case)
-    for key in KEYS:
-        assert_scalar(got[key], expected[key], what=f"{what}[{key!r}]", case=case, rtol=rtol)
-
-
 def test_matmul_flops_is_two_per_multiply_accumulate(student, rng):
     for _trial in range(6):
         m, k, n = (int(v) for v in rng.integers(1, 700, size=3))
@@ -41,12 +35,13 @@ def test_gpt2_xl_layer_reproduces_chapter(student, reference):
     for key, gflop in CHAPTER_GFLOP.items():
         assert_scalar(got[key] / 1e9, gflop, what=_("layer_matmul_flops[{key!r}] in GFLOP").format(key=key),
                       case=_(XL_CASE), rtol=1e-3)
-    check_counts(got, reference.layer_matmul_flops(**XL), what="layer_matmul_flops", case=_(XL_CASE))
+    assert_fields(got, reference.layer_matmul_flops(**XL), keys=KEYS, what="layer_matmul_flops", case=_(XL_CASE),
+                  rtol=1e-12)
 
 
 def test_random_configs_match_reference(student, reference, rng):
     for _trial in range(8):
         cfg = random_config(rng)
         case = ", ".join(f"{k}={v}" for k, v in cfg.items())
-        check_counts(student.layer_matmul_flops(**cfg), reference.layer_matmul_flops(**cfg),
-                     what="layer_matmul_flops", case=case)
+        assert_fields(student.layer_matmul_flops(**cfg), reference.layer_matmul_flops(**cfg), keys=KEYS,
+                      what="layer_matmul_flops", case=case, rtol=1e-12)

@@ -3,21 +3,12 @@
 import pytest
 
 from autograder.i18n import _
-from autograder.testing import assert_equal, assert_keys, assert_scalar
+from autograder.testing import assert_fields, assert_scalar
 
 pytestmark = pytest.mark.question("network_wall")
 
 WALL_KEYS = ("gradient_bytes", "bytes_per_gpu", "comm_s", "step_s_no_overlap", "step_s_overlap", "bound",
              "break_even_GBps")
-
-
-def assert_fields(got, expected: dict, *, what: str, case: str, rtol: float = 1e-9) -> None:
-    assert_keys(got, expected, what=what, case=case)
-    for key, e in expected.items():
-        if isinstance(e, str):
-            assert_equal(got[key], e, what=f"{what}[{key!r}]", case=case)
-        else:
-            assert_scalar(got[key], e, what=f"{what}[{key!r}]", case=case, rtol=rtol)
 
 
 def test_seven_billion_on_eight_gpus(student):

@@ -3,23 +3,13 @@
 import pytest
 
 from autograder.i18n import _
-from autograder.testing import assert_equal, assert_keys, assert_scalar
+from autograder.testing import assert_fields, assert_scalar
 
 pytestmark = pytest.mark.question("slowest_stage")
 
 STEP_KEYS = ("step_s", "throughput", "utilization", "bottleneck")
 GPT2_KEYS = ("tokens_per_batch", "tokenize_s_one_core", "tokenize_s", "batch_bytes", "transfer_s", "forward_s",
              "step_s_no_overlap", "step_s_overlap", "utilization_no_overlap", "utilization_overlap", "bottleneck")
-
-
-def assert_fields(got, expected: dict, *, what: str, case: str, rtol: float = 1e-9) -> None:
-    """Same keys; numbers within rtol, strings equal."""
-    assert_keys(got, expected, what=what, case=case)
-    for key, e in expected.items():
-        if isinstance(e, str):
-            assert_equal(got[key], e, what=f"{what}[{key!r}]", case=case)
-        else:
-            assert_scalar(got[key], e, what=f"{what}[{key!r}]", case=case, rtol=rtol)
 
 
 def test_storage_and_preprocess_rates(student, reference, rng):
