@@ -48,4 +48,4 @@ def case_suffix(case: str) -> str:
 
 
 def section_hint(section: str) -> str:
-    return say(SEE_SECTION, section=section, title=_(SECTIONS.get(section, "")) if section in SECTIONS else "")
+    return say(SEE_SECTION, section=section, title=_(SECTIONS[section]) if section in SECTIONS else "")

@@ -8,6 +8,7 @@ one pure function that speaks Gradescope's results schema.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+
 from autograder.i18n import _
 
 PASSED, FAILED = "passed", "failed"

@@ -57,6 +57,11 @@ def run_sandboxed(lab: labs.Lab, code_dir: Path) -> list[TestResult]:
     return res.tests
 
 
+def hidden_tests(count: int) -> str:
+    """"24 hidden tests", or "the hidden tests" when the count is not known here."""
+    return _("{count} hidden tests").format(count=count) if count else _("the hidden tests")
+
+
 def render(console: Console, lab: labs.Lab, tests: list[TestResult], hidden: int) -> bool:
     table = Table(title=_("{title}: public tests").format(title=_(lab.manifest.title)))
     for col in (_("question"), _("public tests"), _("points")):
@@ -74,7 +79,7 @@ def render(console: Console, lab: labs.Lab, tests: list[TestResult], hidden: int
         console.rule(f"[red]{t.name}")
         console.print(t.feedback, markup=False, highlight=False)
     all_ok = bool(tests) and not failed
-    hidden_txt = _("{count} hidden tests").format(count=hidden) if hidden else _("the hidden tests")
+    hidden_txt = hidden_tests(hidden)
     if all_ok:
         console.print("[green]" + _("public tests passed; {hidden} run at grading.").format(hidden=hidden_txt))
     else:

@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.console import Console
 
 from autograder import __version__, labs, submissions
-from autograder.commands.check import run_in_process
+from autograder.commands.check import hidden_tests, run_in_process
 from autograder.i18n import _
 from autograder.results import PASSED
 
@@ -75,8 +75,7 @@ def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
 
     dest = Path(out) if out else Path.cwd() / f"{the_lab.name}-submission.zip"
     submissions.write_zip(dest, {**files, MANIFEST: manifest_json(the_lab, files, passed, len(tests))})
-    hidden_txt = _("{count} hidden tests").format(count=hidden) if hidden else _("the hidden tests")
     console.print(_("wrote {zip} ({files} + {manifest}).").format(zip=dest, files=", ".join(sorted(files)),
                                                                  manifest=MANIFEST)
-                  + " " + _("Upload this file; {hidden} run at grading.").format(hidden=hidden_txt))
+                  + " " + _("Upload this file; {hidden} run at grading.").format(hidden=hidden_tests(hidden)))
     return 0
