@@ -18,7 +18,7 @@ from rich.table import Table
 
 from autograder import candidates, labs, runner
 from autograder.graders import GraderPool
-from autograder.results import SubmissionResult
+from autograder.results import PASSED, SubmissionResult
 
 
 def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
@@ -36,6 +36,18 @@ def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> l
     if cand.id == candidates.STUB and res.score != 0:
         problems.append(f"stub scores {res.score:g}, not 0")
     return problems
+
+
+def explain(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
+    """For a candidate not as expected: each failed test of a question it should have
+    kept, with the first line of its feedback, so a flaky timing case can be told
+    from a real regression without regrading."""
+    lines = list(res.errors)
+    for t in res.tests:
+        if t.status != PASSED and t.question not in cand.expect_lost:
+            first = next(iter(t.feedback.strip().splitlines()), t.status)
+            lines.append(f"{t.name}: {first}")
+    return lines
 
 
 def grade_candidate(lab: labs.Lab, cand: candidates.Candidate, sandbox: bool,
@@ -73,6 +85,10 @@ def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = Tru
                       ", ".join(sorted(c.expect_lost)) or "-",
                       "[green]ok" if not problems else "[red]" + "; ".join(problems))
     console.print(table)
+    for (l, c), res in zip(work, graded):
+        if judge(l, c, res):
+            for line in explain(l, c, res):
+                console.print(f"{l.short} {c.id}: {line}", markup=False, highlight=False)
     if failures:
         console.print(f"[red]{failures} candidate(s) not as expected")
         return 1

@@ -142,7 +142,9 @@ def _proc_fields(pid: int) -> dict[str, int]:
                 out[key] = int(val.split()[0]) * 1024
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    out["cpu_ticks"] = int(fields[11]) + int(fields[12])  # utime + stime, all threads
+    # utime + stime of all threads, plus cutime + cstime of the children it waited for:
+    # work handed to a joined process still counts as CPU time of the call
+    out["cpu_ticks"] = sum(int(fields[i]) for i in (11, 12, 13, 14))
     return out
 
 

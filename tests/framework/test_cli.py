@@ -60,6 +60,8 @@ def test_verify_catches_a_weak_suite(toy_root, capsys):
     assert main(["verify", "labx", "--no-sandbox"]) == 1
     out = capsys.readouterr().out
     assert "should lose add but kept it" in out and "should keep norm but lost it" in out
+    # and says which test failed, and why, so a flaky case can be told from a regression
+    assert "labx double_norm: test_norm" in out
 
 
 def test_grade_outputs(toy_root, tmp_path):

@@ -1,9 +1,9 @@
 """Hidden tests, question "prefetch": a background loader thread, measured from outside.
 
-Timing is graded on trend with generous margins, and most cases are measured
-twice (best of two), so a busy 2-core machine does not flip a result. The
-GIL case compares wall time with CPU time, which other processes on the
-machine do not distort. The timeline a submission returns is only checked
+Timing is graded on trend with generous margins, and the sleep cases are
+measured three times (best of three), so a busy 2-core machine does not flip
+a result. The GIL case compares each call's CPU time with its own wall time,
+a ratio that a machine's changing speed does not distort. The timeline a submission returns is only checked
 for structure; every time claim is measured here around the call.
 """
 
@@ -27,11 +27,11 @@ SLEEP_S = 0.03  # one simulated load or compute (I/O-like: time.sleep releases t
 CPU_ITERS = 1_000_000  # one pure-Python stage, about 30 ms (holds the GIL)
 
 
-def best_wall(student, repeats: int = 2, **kw) -> float:
+def best_wall(student, repeats: int = 3, **kw) -> float:
     return min(student.run_loader.measured(**kw)[1].wall_s for _repeat in range(repeats))
 
 
-def best_pair(student, repeats: int = 2, **kw) -> tuple[float, float]:
+def best_pair(student, repeats: int = 3, **kw) -> tuple[float, float]:
     """Best-of-n wall time without and with prefetching, interleaved so load noise hits both."""
     seq, pre = [], []
     for _repeat in range(repeats):
@@ -77,26 +77,32 @@ def test_prefetch_total_is_max_not_sum(student):
 
 
 def test_gil_python_cpu_loading_does_not_speed_up(student, reference):
-    # Compared with CPU time, not wall time: on a busy machine a two-thread process can win a
-    # larger share of the cores, which shortens its wall time without any parallelism. Its wall
-    # time can never drop below the CPU time the work needs while one thread at a time runs Python.
-    kw = dict(n_items=4, load_work=CPU_ITERS, compute_work=CPU_ITERS, kind="python_cpu", queue_size=2)
-    case = _("kind='python_cpu', load = compute = 1e6 iterations, 4 items")
-    seq_cpu = min(student.run_loader.measured(prefetch=False, **kw)[1].cpu_s for _repeat in range(2))
+    # Judged within each call: its CPU time (all threads, plus any child process it joined)
+    # against its own wall time. Under the GIL one thread at a time runs Python, so a call
+    # cannot use much more than one CPU-second per second; truly parallel loading (processes)
+    # would use up to two. Comparing with a *different* call instead lets a busy machine's
+    # changing speed decide: a correct thread measured 0.69× another call's CPU time in CI.
+    kw = dict(n_items=8, load_work=CPU_ITERS, compute_work=CPU_ITERS, kind="python_cpu", queue_size=2)
+    case = _("kind='python_cpu', load = compute = 1e6 iterations, 8 items")
     ref_cpu = reference.run_loader.measured(prefetch=False, **kw)[1].cpu_s
-    if not (seq_cpu == seq_cpu and ref_cpu > 0):  # NaN: the grader could not read the worker's CPU time
-        raise AssertionError(M.say(UNMEASURED, what=_("CPU time of run_loader")))
-    if seq_cpu < 0.3 * ref_cpu:  # the pure-Python work must actually run
+    runs = {prefetch: [student.run_loader.measured(prefetch=prefetch, **kw)[1] for _repeat in range(2)]
+            for prefetch in (False, True)}
+    if not all(m.cpu_s == m.cpu_s for ms in runs.values() for m in ms) or not ref_cpu > 0:
+        raise AssertionError(M.say(UNMEASURED, what=_("CPU time of run_loader")))  # NaN: /proc unreadable
+    for prefetch, ms in runs.items():
+        cpu = max(m.cpu_s for m in ms)
+        if cpu < 0.3 * ref_cpu:  # the pure-Python work must actually run
+            raise AssertionError(M.say(M.RATIO_SYMPTOM,
+                what=_("CPU time of run_loader(prefetch={prefetch})").format(prefetch=prefetch),
+                case=M.case_suffix(case), ratio=cpu / ref_cpu,
+                reference_name=_("the CPU time the given python_work loops take: some work was skipped")))
+    parallel = min(m.cpu_s / m.wall_s for m in runs[True])
+    if parallel > 1.3:  # a thread under the GIL: at most about 1.0
         raise AssertionError(M.say(M.RATIO_SYMPTOM,
-            what=_("CPU time of the sequential loop"), case=M.case_suffix(case), ratio=seq_cpu / ref_cpu,
-            reference_name=_("the CPU time the given python_work loops take: some work was skipped")))
-    pre = student.run_loader.measured(prefetch=True, **kw)[1].wall_s
-    if pre / seq_cpu < 0.75:  # one thread holding the GIL at a time: no real parallelism
-        raise AssertionError(M.say(M.RATIO_SYMPTOM,
-            what=_("wall time with prefetch=True"), case=M.case_suffix(case), ratio=pre / seq_cpu,
-            reference_name=_("the CPU time the sequential loop needs; pure-Python loading in a thread cannot run "
-                             "in parallel under the GIL (at least 0.75× expected; use a threading.Thread, "
-                             "not processes)")))
+            what=_("CPU time of run_loader(prefetch={prefetch})").format(prefetch=True), case=M.case_suffix(case),
+            ratio=parallel,
+            reference_name=_("its own wall time; pure-Python loading in a thread cannot run in parallel "
+                             "under the GIL (at most 1.30× expected; use a threading.Thread, not processes)")))
 
 
 def check_timeline(tl, n: int, *, prefetch: bool, case: str) -> None:
