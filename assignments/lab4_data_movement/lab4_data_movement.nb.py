@@ -185,18 +185,25 @@ plt.tight_layout()
 # %% [markdown] tags=["en"]
 # Now make loading **pure-Python CPU work** (`kind="python_cpu"`: a bytecode loop that holds the GIL, like decoding or augmenting samples in plain Python). Only one thread can run Python bytecode at a time, so the same prefetch thread buys nothing.
 #
+# Wall times alone are a noisy witness on a shared machine (either run can win by chance), so the cell also prints CPU time per second of wall time. Under the GIL a call can use at most about **one** CPU-second per second however many threads it starts; two loaders truly in parallel (processes) would approach two. That steadier ratio is what the grader checks.
+#
 # **Question for your write-up:** why does the thread help in the first case and not in the second? What does PyTorch's `DataLoader(num_workers=...)` do instead?
 
 # %% [markdown] tags=["vi"]
 # Bây giờ hãy biến việc nạp thành **công việc CPU thuần Python** (`kind="python_cpu"`: một vòng lặp bytecode giữ GIL, giống như giải mã hay tăng cường (augment) mẫu bằng Python thuần). Tại mỗi thời điểm chỉ một luồng được chạy bytecode Python, nên cũng luồng nạp trước ấy chẳng mang lại gì.
 #
+# Trên một máy dùng chung, riêng thời gian thực (wall time) là bằng chứng nhiễu (lần chạy nào cũng có thể nhanh hơn do tình cờ), nên ô này còn in thời gian CPU trên mỗi giây thời gian thực. Dưới GIL, một lần gọi dùng được tối đa khoảng **một** giây CPU mỗi giây, dù khởi chạy bao nhiêu luồng; hai bộ nạp thực sự song song (tiến trình) sẽ tiến gần tới hai. Tỉ số ổn định hơn này là thứ trình chấm kiểm tra.
+#
 # **Câu hỏi cho bài báo cáo của bạn:** vì sao luồng giúp ích trong trường hợp thứ nhất mà không giúp trong trường hợp thứ hai? Thay vào đó, `DataLoader(num_workers=...)` của PyTorch làm gì?
 
 # %%
-kw = dict(n_items=4, load_work=1_000_000, compute_work=1_000_000, kind="python_cpu", queue_size=2)
-t_seq, _ = wall(prefetch=False, **kw)
-t_pre, _ = wall(prefetch=True, **kw)
-print(f"pure-Python loading: sequential {t_seq:.3f} s, prefetch {t_pre:.3f} s: {t_pre / t_seq:.2f}x")
+kw = dict(n_items=8, load_work=1_000_000, compute_work=1_000_000, kind="python_cpu", queue_size=2)
+for prefetch in (False, True):
+    c0 = time.process_time()  # CPU time of all this process's threads
+    t, _ = wall(prefetch=prefetch, **kw)
+    cpu = time.process_time() - c0
+    print(f"pure-Python loading, prefetch={prefetch}: wall {t:.3f} s, CPU {cpu:.3f} s, "
+          f"{cpu / t:.2f} CPU-seconds per second")
 
 # %%
 grader.check("prefetch")

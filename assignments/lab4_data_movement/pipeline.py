@@ -221,8 +221,9 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
         thread is finished (joined) before the function returns.
 
     The grader measures wall time and CPU time around your call from
-    outside; the timeline below is only checked for structure (and plotted
-    in the notebook).
+    outside (CPU time of every thread, plus any child process the call
+    waits for); the timeline below is only checked for structure (and
+    plotted in the notebook).
 
     Returns:
         dict with exactly these keys:
