@@ -266,12 +266,12 @@ grader.check("tiled_attention")
 # %% [markdown] tags=["en"]
 # ## 4. Ring AllReduce (section 7)
 #
-# Each of N ranks holds a gradient buffer of M elements. The ring splits it into N chunks: N−1 steps of reduce-scatter, after which every rank owns the full sum of one chunk, then N−1 steps of all-gather. The result is the **sum** on every rank (not the mean), and each rank sends 2(N−1)/N × M bytes, almost independent of N. Count the bytes your simulation really sends.
+# Each of N ranks holds a gradient buffer of M elements. The ring splits it into N chunks: N−1 steps of reduce-scatter, after which every rank owns the full sum of one chunk, then N−1 steps of all-gather. The result is the **sum** on every rank (not the mean), and each rank sends 2(N−1)/N × M elements, that is 2(N−1)/N × 4M bytes in float32, almost independent of N. Count the bytes your simulation really sends.
 
 # %% [markdown] tags=["vi"]
 # ## 4. AllReduce vòng (mục 7)
 #
-# Mỗi rank trong N rank giữ một bộ đệm gradient gồm M phần tử. Thuật toán vòng chia bộ đệm thành N mảnh (chunk): N−1 bước reduce-scatter, sau đó mỗi rank sở hữu tổng đầy đủ của một mảnh, rồi N−1 bước all-gather. Kết quả là **tổng** trên mọi rank (không phải trung bình), và mỗi rank gửi 2(N−1)/N × M byte, gần như không phụ thuộc vào N. Hãy đếm số byte mà mô phỏng của bạn thực sự gửi.
+# Mỗi rank trong N rank giữ một bộ đệm gradient gồm M phần tử. Thuật toán vòng chia bộ đệm thành N mảnh (chunk): N−1 bước reduce-scatter, sau đó mỗi rank sở hữu tổng đầy đủ của một mảnh, rồi N−1 bước all-gather. Kết quả là **tổng** trên mọi rank (không phải trung bình), và mỗi rank gửi 2(N−1)/N × M phần tử, tức 2(N−1)/N × 4M byte với float32, gần như không phụ thuộc vào N. Hãy đếm số byte mà mô phỏng của bạn thực sự gửi.
 
 # %%
 buffers = [rng.integers(-9, 10, size=10) for _ in range(4)]  # 10 elements over 4 ranks
@@ -285,7 +285,7 @@ Ns = [2, 3, 4, 6, 8, 12, 16, 24, 32]
 measured = [np.mean(allreduce.ring_allreduce(buffers=[np.ones(M, np.float32)] * N)["bytes_sent"]) for N in Ns]
 fig, ax = plt.subplots(figsize=(5, 3.2))
 ax.plot(Ns, measured, "o", label="ring, measured (mean over ranks)")
-ax.plot(Ns, [allreduce.allreduce_bytes_per_rank(M_bytes=4 * M, N=N) for N in Ns], "-", label="2(N−1)/N × M")
+ax.plot(Ns, [allreduce.allreduce_bytes_per_rank(M_bytes=4 * M, N=N) for N in Ns], "-", label="ring: 2(N−1)/N × 4M bytes")
 ax.plot(Ns, [(N - 1) * 4 * M for N in Ns], "--", label="naive: whole buffer to every rank")
 ax.axhline(2 * 4 * M, color="gray", lw=0.5)
 ax.set_yscale("log")
