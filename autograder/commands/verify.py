@@ -75,20 +75,20 @@ def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = Tru
     table = Table(title="autograder verify" + ("" if sandbox else " (in-process)"))
     for col in ("lab", "candidate", "score", "lost questions", "expected to lose", "result"):
         table.add_column(col)
-    failures = 0
+    failures, details = 0, []
     for (l, c), res in zip(work, graded):
         qs = res.questions(l.manifest)
         lost = sorted(q.id for q in qs if not q.full)
         problems = judge(l, c, res)
         failures += bool(problems)
+        if problems:
+            details += [f"{l.short} {c.id}: {line}" for line in explain(l, c, res)]
         table.add_row(l.short, c.id, f"{res.score:g}/{l.manifest.max_score:g}", ", ".join(lost) or "-",
                       ", ".join(sorted(c.expect_lost)) or "-",
                       "[green]ok" if not problems else "[red]" + "; ".join(problems))
     console.print(table)
-    for (l, c), res in zip(work, graded):
-        if judge(l, c, res):
-            for line in explain(l, c, res):
-                console.print(f"{l.short} {c.id}: {line}", markup=False, highlight=False)
+    for line in details:  # under the table: its cells are too narrow for feedback
+        console.print(line, markup=False, highlight=False)
     if failures:
         console.print(f"[red]{failures} candidate(s) not as expected")
         return 1

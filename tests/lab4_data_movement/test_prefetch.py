@@ -3,8 +3,9 @@
 Timing is graded on trend with generous margins, and the sleep cases are
 measured three times (best of three), so a busy 2-core machine does not flip
 a result. The GIL case compares each call's CPU time with its own wall time,
-a ratio that a machine's changing speed does not distort. The timeline a submission returns is only checked
-for structure; every time claim is measured here around the call.
+a ratio that a machine's changing speed does not distort. The timeline a
+submission returns is only checked for structure; every time claim is
+measured here around the call.
 """
 
 import pytest
