@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--force", action="store_true", help="regrade submissions that did not change")
     g.add_argument("--no-sandbox", dest="sandbox", action="store_false",
                    help="UNSAFE: run student code inside the grader (warns, and results say so)")
+    g.add_argument("--after-due", dest="after_due", action="store_true",
+                   help="the due date has passed: feedback shows the hidden-test details of questions "
+                        "with details = \"after_due_date\" in lab.toml")
     _lang_option(g, "the students' feedback")
 
     v = sub.add_parser("verify", help=COMMANDS["verify"][1])

@@ -18,21 +18,32 @@ CRASH = "crash"  # the worker died: a signal, a memory limit, exit()
 ARGUMENT = "argument"  # the call itself was malformed on the grader's side
 
 
-class StudentCodeError(Exception):
-    """A call into student code failed; ``str()`` is a message for the student."""
+OUTPUT_LIMIT = 2000  # characters of captured output kept (the tail: the last lines matter)
 
-    def __init__(self, kind: str, message: str, traceback: str = ""):
+
+class StudentCodeError(Exception):
+    """A call into student code failed; ``str()`` is a message for the student.
+
+    ``output`` is the tail of what the call printed (sandboxed calls only).
+    It is the student's own text and, during a hidden test, may show the
+    hidden inputs: the plugin shows it only for public tests and keeps it
+    for instructors otherwise (``docs/feedback.md``).
+    """
+
+    def __init__(self, kind: str, message: str, traceback: str = "", output: str = ""):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.traceback = traceback  # trimmed to the student's own files
+        self.output = str(output or "")[-OUTPUT_LIMIT:]
 
     def __str__(self) -> str:
         return self.message
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "message": self.message, "traceback": self.traceback}
+        return {"kind": self.kind, "message": self.message, "traceback": self.traceback, "output": self.output}
 
     @classmethod
     def from_dict(cls, d: dict) -> "StudentCodeError":
-        return cls(str(d.get("kind", CRASH)), str(d.get("message", ""))[:4000], str(d.get("traceback", ""))[:8000])
+        return cls(str(d.get("kind", CRASH)), str(d.get("message", ""))[:4000], str(d.get("traceback", ""))[:8000],
+                   str(d.get("output") or "")[-OUTPUT_LIMIT:])

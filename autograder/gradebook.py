@@ -12,6 +12,19 @@ from autograder import results, roster
 from autograder.manifest import Manifest
 
 FIXED_COLUMNS = ["submission", "score", "max_score"]
+# A spreadsheet runs a cell that starts with one of these as a formula
+# (OWASP "CSV injection"); submission names and roster fields are the students'.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def text_cell(value: str) -> str:
+    """A text cell a spreadsheet shows as text: a leading formula character gets a ``'`` before it.
+
+    A carriage return becomes a line feed: with ``lineterminator="\\n"`` the
+    csv module quotes a field holding ``\\n`` but not one holding ``\\r``,
+    which readers then take for the end of a row."""
+    quote = "'" if value.startswith(FORMULA_START) else ""
+    return quote + value.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -26,13 +39,14 @@ def csv_text(rows: list[results.SubmissionResult], manifest: Manifest,
     """One row per submission; name/email/sid columns last, when the batch has a roster."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(FIXED_COLUMNS + [q.id for q in manifest.questions] + (list(roster.COLUMNS) if people else []))
+    header = FIXED_COLUMNS + [q.id for q in manifest.questions] + (list(roster.COLUMNS) if people else [])
+    w.writerow([text_cell(h) for h in header])
     nobody = roster.Submitters((), (), ())
-    for r in sorted(rows, key=lambda r: r.submission):
+    for r in sorted(rows, key=lambda r: r.submission):  # numbers are ours (never text); the rest is escaped
         qs = {q.id: q.points for q in r.questions(manifest)}
-        w.writerow([r.submission, f"{r.score:g}", f"{manifest.max_score:g}"]
+        w.writerow([text_cell(r.submission), f"{r.score:g}", f"{manifest.max_score:g}"]
                    + [f"{qs[q.id]:g}" for q in manifest.questions]
-                   + (people.get(r.submission, nobody).columns() if people else []))
+                   + ([text_cell(c) for c in people.get(r.submission, nobody).columns()] if people else []))
     return buf.getvalue()
 
 

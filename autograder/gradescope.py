@@ -23,6 +23,7 @@ import traceback
 from pathlib import Path
 
 from autograder import gradebook, i18n, labs, results, runner, submissions
+from autograder.i18n import _
 
 ROOT_ENV = "AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
@@ -55,14 +56,20 @@ def protect(*dirs: Path) -> None:
 
 
 def grade(root: Path, timeout_s: float) -> dict:
-    from autograder.sandbox import shared_zygote  # imports nothing heavy until grading
+    from autograder.sandbox.client import shared_zygote  # imports nothing heavy until grading
 
     lab = the_lab(root / "source")
     m = lab.manifest
     # hide=[root]: with namespaces (e.g. a local dry run) the worker sees none
     # of /autograder; the lab root itself is always hidden by the sandbox.
     with tempfile.TemporaryDirectory(prefix="ironlaw-gradescope-") as tmp, shared_zygote(hide=[root]):
-        staged = submissions.stage(root / "submission", m.student_files, Path(tmp) / "code")
+        code = Path(tmp) / "code"
+        try:  # stage() reports a bad upload as a problem; anything else still grades, as files missing
+            staged = submissions.stage(root / "submission", m.student_files, code)
+        except Exception as exc:  # noqa: BLE001
+            code.mkdir(exist_ok=True)
+            staged = submissions.Staged(code, problems=[_("could not read {name}: {error}").format(
+                name=SUBMISSION_ID, error=submissions.describe(exc))])
         res = runner.grade_staged(lab, staged.directory, SUBMISSION_ID, sandbox=True,
                                   problems=staged.problems, sha256=staged.sha256, timeout_s=timeout_s)
     return results.gradescope_json(res, m)

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+# a question's ``details``: when its hidden tests' feedback is shown ("after_due_date": results.json
+# marks them so, and grade's feedback shows only their points until ``grade --after-due``)
+DETAILS = ("always", "after_due_date")
 ALL = "all"  # a variant that must lose every question (e.g. a syntax error)
 
 
@@ -25,6 +28,7 @@ class Question:
     title: str
     points: float
     section: str = ""  # chapter section that explains it, for hints
+    details: str = "always"  # one of DETAILS
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,8 @@ class Limits:
     memory_mb: int = 3072  # address-space cap of the sandboxed worker
     cpu_s: int = 120  # CPU-time cap of one worker
     test_timeout_s: float = 120.0  # one whole test, all its calls together
+    submission_timeout_s: float = 600.0  # all of one submission's calls (and spawns) together
+    grader_memory_mb: int = 8192  # address-space cap of a grader process (the tests, the reference)
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,14 @@ def _require(table: dict, key: str, where: str):
     return table[key]
 
 
+def _details(q: dict, where: str) -> str:
+    value = q.get("details", "always")
+    if value not in DETAILS:
+        raise ManifestError(f"{where}: question {q.get('id', '?')!r}: key 'details' must be one of "
+                            f"{', '.join(map(repr, DETAILS))}, not {value!r}")
+    return value
+
+
 def parse(data: dict, name: str) -> Manifest:
     where = f"{name}/lab.toml"
     questions = tuple(
@@ -93,6 +107,7 @@ def parse(data: dict, name: str) -> Manifest:
             title=_require(q, "title", f"{where} [[questions]]"),
             points=float(_require(q, "points", f"{where} [[questions]]")),
             section=str(q.get("section", "")),
+            details=_details(q, where),
         )
         for q in _require(data, "questions", where)
     )

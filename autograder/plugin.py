@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import zlib
 from dataclasses import dataclass
@@ -30,9 +31,13 @@ SANDBOX_HELP = "run student code in a sandboxed worker process (grading mode)"
 RESULTS_HELP = "write per-test results as JSON to this path"
 UPDATE_HELP = "rewrite public-test snapshots from the code under test (the reference)"
 QUESTION_HELP = "question(id, points=1, visibility=None): the lab question a test scores for"
+SEED_SALT_HELP = ("mixed into the seeds of hidden tests (grading passes the submission's sha256), "
+                  "so their inputs change with each submission; default: none, today's seeds")
+FIXED_SEED_HELP = "fixed_seed: this hidden test's seed ignores --seed-salt (its inputs never change)"
 
 SUBMISSION_ENV = "IRONLAW_SUBMISSION"
 SANDBOX_ENV = "IRONLAW_SANDBOX"
+SEED_SALT_ENV = "IRONLAW_SEED_SALT"
 DEFAULT_POINTS = 1.0
 
 STATE = pytest.StashKey["State"]()
@@ -46,6 +51,7 @@ def pytest_addoption(parser):
     group.addoption("--sandbox", dest="ag_sandbox", action="store_true", default=None, help=SANDBOX_HELP)
     group.addoption("--results-json", dest="ag_results", default=None, help=RESULTS_HELP)
     group.addoption("--update-snapshots", dest="ag_update", action="store_true", default=False, help=UPDATE_HELP)
+    group.addoption("--seed-salt", dest="ag_seed_salt", default=None, help=SEED_SALT_HELP)
     parser.addini("autograder_sandbox", SANDBOX_HELP, type="bool", default=False)
 
 
@@ -57,6 +63,7 @@ def pytest_configure(config):
     for v in THREAD_VARS:
         os.environ.setdefault(v, "1")
     config.addinivalue_line("markers", QUESTION_HELP)
+    config.addinivalue_line("markers", FIXED_SEED_HELP)
     config.stash[STATE] = State(settings=resolve_settings(config))
 
 
@@ -67,6 +74,7 @@ class Settings:
     sandbox: bool
     results_json: Path | None
     update_snapshots: bool
+    seed_salt: str = ""  # "" keeps every test's seed as it was without grading
 
 
 def resolve_settings(config) -> Settings:
@@ -76,11 +84,15 @@ def resolve_settings(config) -> Settings:
         env = os.environ.get(SANDBOX_ENV)
         sandbox = env.lower() in ("1", "true", "yes") if env else config.getini("autograder_sandbox")
     res = config.getoption("ag_results")
+    salt = config.getoption("ag_seed_salt")
+    if salt is None:
+        salt = os.environ.get(SEED_SALT_ENV, "")
     return Settings(
         submission=Path(sub).resolve() if sub else None,
         sandbox=bool(sandbox),
         results_json=Path(res) if res else None,
         update_snapshots=config.getoption("ag_update"),
+        seed_salt=salt,
     )
 
 
@@ -117,7 +129,7 @@ class State:
         s = self.settings
         code_dir = s.submission or (lab.solution_dir if lab.has_solutions else lab.assignment_dir)
         if s.sandbox:
-            from autograder.sandbox import SandboxBackend  # only grading mode needs it
+            from autograder.sandbox.client import SandboxBackend  # only grading mode needs it
 
             return SandboxBackend(code_dir, m, lab.assignment_dir)
         return seam.InProcess(code_dir, m.student_files, *support, label="student (in-process)")
@@ -129,7 +141,7 @@ class State:
             b.close()
         self.backends.clear()
         if self.settings.sandbox:
-            from autograder.sandbox import stop_zygote
+            from autograder.sandbox.client import stop_zygote
 
             stop_zygote()
 
@@ -201,10 +213,24 @@ def snapshot(request) -> Snapshot:
     return Snapshot(info.lab.snapshot_dir, info.lab.short, st.settings.update_snapshots)
 
 
+def seed_for(nodeid: str, salt: str = "") -> int:
+    """crc32 of a test's node id, mixed with ``salt`` when there is one."""
+    return zlib.crc32((f"{nodeid}\0{salt}" if salt else nodeid).encode()) & 0x7FFFFFFF
+
+
 @pytest.fixture
 def seed(request) -> int:
-    """A seed of this test's own, stable across runs and machines."""
-    return zlib.crc32(request.node.nodeid.encode()) & 0x7FFFFFFF
+    """A seed of this test's own, stable across runs and machines.
+
+    A hidden test's seed also mixes in ``--seed-salt`` (grading passes the
+    submission's sha256): its inputs change with every different submission,
+    so the feedback of one cannot be replayed in the next, and the same
+    files always meet the same inputs.  Public tests, tests marked
+    ``fixed_seed`` and runs without a salt keep the plain seed.
+    """
+    info = request.node.stash.get(ITEM, None)
+    salted = info is not None and not info.public and request.node.get_closest_marker("fixed_seed") is None
+    return seed_for(request.node.nodeid, request.config.stash[STATE].settings.seed_salt if salted else "")
 
 
 @pytest.fixture
@@ -215,20 +241,82 @@ def rng(seed):
 
 
 # -- reporting ----------------------------------------------------------------
-def feedback_for(excinfo, test_name: str) -> tuple[str, str]:
-    """(message, kind) for a failure, without the test's expected values."""
+def feedback_for(excinfo, test_name: str, *, public: bool = True, limits=None) -> tuple[str, str, str]:
+    """(message, kind, instructor note) for a failure, without the test's expected values.
+
+    A public test's inputs are public: its feedback shows the student's
+    message, traceback and output as they are.  A hidden test's shows the
+    student's own text only through :func:`messages.student_text` (numbers
+    at two significant figures, bounded) and never what the code printed;
+    that, and the text as it was, go to the instructor note (raw results
+    only).  ``limits``: the lab's, whose numbers stay exact in messages.
+    """
     exc = excinfo.value
     if isinstance(exc, errors.StudentCodeError):
-        text = exc.message + ("\n\n" + _("Your code's traceback:") + f"\n{exc.traceback}" if exc.traceback else "")
-        return text, exc.kind
+        if public:
+            text = exc.message + (_section(_("Your code's traceback:"), exc.traceback) if exc.traceback else "")
+            if exc.output:
+                text += _section(_("Your code printed (last lines):"), exc.output[-1500:])
+            return text, exc.kind, ""
+        keep = _exact_numbers(limits)
+        text = messages.student_text(exc.message, keep=keep)
+        tb = safe_traceback(exc.traceback, keep)
+        text += _section(_("Your code's traceback:"), tb) if tb else ""
+        return text, exc.kind, _instructor_note(exc.message, exc.traceback, exc.output)
     if isinstance(exc, AssertionError):
         msg = str(exc).split("\nassert ", 1)[0].strip()
         if not msg or msg.startswith("assert "):  # a bare assert would print values
             msg = messages.say(messages.BARE_ASSERT, test=test_name)
-        return msg, ""
+        return msg, "", ""
     if excinfo.typename == "Failed" and "Timeout" in str(exc):
-        return _("timed out: {detail}").format(detail=str(exc).strip().splitlines()[0]), errors.TIMEOUT
-    return _("the test could not use your result: {error}").format(error=f"{excinfo.typename}: {str(exc)[:300]}"), ""
+        return _("timed out: {detail}").format(detail=str(exc).strip().splitlines()[0]), errors.TIMEOUT, ""
+    error = f"{excinfo.typename}: {str(exc)[:300]}"  # e.g. float() of the student's text: their text
+    if public:
+        return _("the test could not use your result: {error}").format(error=error), "", ""
+    return (_("the test could not use your result: {error}").format(
+        error=messages.student_text(error, keep=_exact_numbers(limits))), "", _instructor_note(str(exc)[:4000]))
+
+
+def _section(title: str, body: str) -> str:
+    return f"\n\n{title}\n{body}"
+
+
+def _exact_numbers(limits) -> tuple[str, ...]:
+    """The lab's limits as messages print them ("timed out after 10 s", "at most 3072 MiB")."""
+    if limits is None:
+        return ()
+    return (f"{limits.timeout_s:g}", f"{limits.test_timeout_s:g}", str(limits.memory_mb), str(limits.cpu_s))
+
+
+_FRAME = re.compile(r'  File "[^"\n]*", line \d+(, in [^\n]*)?')
+
+
+def safe_traceback(tb: str, keep=()) -> str:
+    """A traceback for a hidden test's feedback: its frames (file, line, the
+    student's source line) as they are; everything after them (the exception
+    message, which may hold the inputs) as :func:`messages.student_text`."""
+    lines = tb.rstrip("\n").splitlines()
+    i = 0
+    while i < len(lines) and _FRAME.fullmatch(lines[i]):
+        i += 1
+        while i < len(lines) and lines[i].startswith("    "):  # source line, carets
+            i += 1
+    rest = "\n".join(lines[i:])
+    return "\n".join(lines[:i] + ([messages.student_text(rest, keep=keep)] if rest else []))
+
+
+NOTE_LIMIT = 16_000
+
+
+def _instructor_note(message: str, traceback: str = "", output: str = "") -> str:
+    """What a hidden test's feedback leaves out, as it was: for the instructor only
+    (raw/<id>.json), never in results.json or the feedback a student reads."""
+    parts = [f"message: {message}"]
+    if traceback:
+        parts.append(f"traceback:\n{traceback}")
+    if output:
+        parts.append(f"output (last lines):\n{output}")
+    return "\n\n".join(parts)[-NOTE_LIMIT:]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -240,9 +328,10 @@ def pytest_runtest_makereport(item, call):
     done = (call.when == "call") or (report.failed and call.when == "setup") or report.skipped
     if not done or any(r.nodeid == item.nodeid for r in item.config.stash[STATE].results):
         return report
-    feedback, kind = "", ""
+    feedback, kind, note = "", "", ""
     if call.excinfo is not None and not report.skipped:
-        feedback, kind = feedback_for(call.excinfo, item.name)
+        feedback, kind, note = feedback_for(call.excinfo, item.name, public=info.public,
+                                            limits=info.lab.manifest.limits)
     elif report.skipped:
         feedback = "skipped"
     passed = report.passed and call.when == "call"
@@ -251,6 +340,7 @@ def pytest_runtest_makereport(item, call):
         max_points=info.points, points=info.points if passed else 0.0,
         status=results.PASSED if passed else results.FAILED, visibility=info.visibility,
         feedback=feedback, kind=kind, duration_s=round(call.duration, 4), public=info.public,
+        instructor_note=note,
     ))
     return report
 

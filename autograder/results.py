@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from autograder.i18n import _
 
 PASSED, FAILED = "passed", "failed"
+AFTER_DUE_DATE = "after_due_date"  # a question's ``details`` in lab.toml, and Gradescope's visibility
 
 
 @dataclass
@@ -27,6 +28,9 @@ class TestResult:
     kind: str = ""  # StudentCodeError kind when the student's code failed
     duration_s: float = 0.0
     public: bool = False
+    # For instructors only (raw/<id>.json): what a hidden test's feedback leaves out, such as what
+    # the student's code printed.  Never in results.json nor in the feedback a student reads.
+    instructor_note: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -93,8 +97,21 @@ class SubmissionResult:
         )
 
 
+def details_withheld(t: TestResult, manifest) -> bool:
+    """A hidden test of a question whose details come after the due date (lab.toml ``details``)."""
+    return not t.public and manifest.question(t.question).details == AFTER_DUE_DATE
+
+
+def gradescope_visibility(t: TestResult, manifest) -> str:
+    """The test's visibility; ``after_due_date`` where its question's details wait for the due date
+    (a stricter one, ``hidden`` or ``after_published``, is kept)."""
+    return AFTER_DUE_DATE if details_withheld(t, manifest) and t.visibility == "visible" else t.visibility
+
+
 def gradescope_json(result: SubmissionResult, manifest) -> dict:
-    """Gradescope's results.json for one submission (one entry per test)."""
+    """Gradescope's results.json for one submission (one entry per test).
+
+    Only what a student may read goes in: never ``instructor_note``."""
     tests = []
     for i, t in enumerate(sorted(result.tests, key=lambda t: (t.question, t.nodeid)), 1):
         q = manifest.question(t.question)
@@ -106,7 +123,7 @@ def gradescope_json(result: SubmissionResult, manifest) -> dict:
             "number": f"{[x.id for x in manifest.questions].index(t.question) + 1}.{i}",
             "output": t.feedback,
             "output_format": "text",
-            "visibility": t.visibility,
+            "visibility": gradescope_visibility(t, manifest),
             "tags": [t.question],
         })
     lines = [f"{_(manifest.title)}: {result.score:g} / {manifest.max_score:g}"]

@@ -34,11 +34,12 @@ def read(folder: Path) -> dict[str, Submitters]:
 
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     out = {}
-    for sub_id, meta in data.items():
-        people = (meta or {}).get(":submitters") or []
-        out[str(sub_id)] = Submitters(
-            names=tuple(str(p.get(":name", "")) for p in people),
-            emails=tuple(str(p.get(":email", "")) for p in people),
+    for sub_id, meta in (data.items() if isinstance(data, dict) else ()):
+        people = (meta.get(":submitters") if isinstance(meta, dict) else None) or []
+        people = [p for p in people if isinstance(p, dict)] if isinstance(people, list) else []
+        out[str(sub_id)] = Submitters(  # a malformed record names nobody; it never stops the batch
+            names=tuple(str(p.get(":name", "") or "") for p in people),
+            emails=tuple(str(p.get(":email", "") or "") for p in people),
             sids=tuple(str(p.get(":sid", "") or "") for p in people),
         )
     return out

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from autograder import i18n, results
-from autograder.graders import GraderPool
+from autograder.graders import MEMORY_ENV, GraderPool, memory_limit
 from autograder.i18n import _
 from autograder.labs import Lab
 
@@ -33,27 +33,33 @@ def test_paths(lab: Lab, public_only: bool = False) -> list[Path]:
     return [p for p in dirs if p.is_dir()]
 
 
-def pytest_args(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, public_only: bool) -> list[str]:
+def pytest_args(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, public_only: bool,
+                seed_salt: str = "") -> list[str]:
+    """``seed_salt``: mixed into the hidden tests' seeds (plugin ``--seed-salt``); "" keeps the plain seeds."""
     args = [*map(str, test_paths(lab, public_only)), "--submission", str(staged), "--results-json", str(out_json),
             "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no", "--rootdir", str(lab.root)]
-    return args + (["--sandbox"] if sandbox else [])
+    # on the command line, not in the environment: one pooled grader serves many submissions
+    return args + (["--sandbox"] if sandbox else []) + (["--seed-salt", seed_salt] if seed_salt else [])
 
 
 def grader_env(lab: Lab) -> dict[str, str]:
-    return {**GRADER_ENV, "IRONLAW_ROOT": str(lab.root), i18n.ENV: i18n.current()}
+    return {**GRADER_ENV, "IRONLAW_ROOT": str(lab.root), i18n.ENV: i18n.current(),
+            MEMORY_ENV: str(lab.manifest.limits.grader_memory_mb)}
 
 
 def run_pytest(lab: Lab, args: list[str], *, timeout_s: float, pool: GraderPool | None = None) -> tuple[int, str]:
     """In a warm pooled grader when given one, else in a fresh process."""
     if pool is not None:
-        code = pool.run(args)
+        code = pool.run(args, timeout_s)
         if code is not None:
             return code, ""
     env = {**os.environ, **grader_env(lab)}
     env.pop("IRONLAW_SUBMISSION", None)
+    env.pop("IRONLAW_SEED_SALT", None)  # the salt is the submission's, given in args
     try:
         proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=lab.root, env=env,
-                              capture_output=True, text=True, timeout=timeout_s, start_new_session=True)
+                              capture_output=True, text=True, timeout=timeout_s, start_new_session=True,
+                              preexec_fn=lambda: memory_limit(env.get(MEMORY_ENV)))
         return proc.returncode, (proc.stdout + proc.stderr)[-4000:]
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"")[-2000:]
@@ -63,15 +69,19 @@ def run_pytest(lab: Lab, args: list[str], *, timeout_s: float, pool: GraderPool 
 def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = True,
                  problems: list[str] | None = None, sha256: str = "",
                  timeout_s: float | None = None, public_only: bool = False,
-                 pool: GraderPool | None = None) -> results.SubmissionResult:
+                 pool: GraderPool | None = None, seed_salt: str | None = None) -> results.SubmissionResult:
+    """``seed_salt`` (default: ``sha256``, the staged files' hash) varies the hidden
+    tests' inputs from one submission to the next; the same files get the same ones."""
     m = lab.manifest
-    timeout_s = timeout_s or max(600.0, 10 * m.limits.test_timeout_s)
+    seed_salt = sha256 if seed_salt is None else seed_salt
+    # the sandbox stops student code at submission_timeout_s; the rest is the tests' own work
+    timeout_s = timeout_s or m.limits.submission_timeout_s + max(120.0, 2 * m.limits.test_timeout_s)
     t0 = time.perf_counter()
     res = results.SubmissionResult(submission=submission_id, lab=lab.name, sha256=sha256,
                                    errors=list(problems or []), lang=i18n.current())
     with tempfile.TemporaryDirectory(prefix="ironlaw-grade-") as tmp:
         out = Path(tmp) / "results.json"
-        args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only)
+        args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only, seed_salt=seed_salt)
         code, log = run_pytest(lab, args, timeout_s=timeout_s, pool=pool if sandbox else None)
         if out.exists():
             payload = json.loads(out.read_text())

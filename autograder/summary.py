@@ -1,7 +1,8 @@
 """The batch summary an instructor reads: summary.md and summary.png.
 
 Score histogram, the pass rate of each question (share of submissions with
-full marks on it), and the slowest submissions.
+full marks on it), and the slowest submissions.  The only student text here
+is a submission's name, escaped like the students' feedback (``feedback.inline``).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from autograder.feedback import inline
 from autograder.gradebook import atomic_write
 from autograder.manifest import Manifest
 from autograder.results import SubmissionResult
@@ -43,7 +45,8 @@ def markdown(rows: list[SubmissionResult], manifest: Manifest) -> str:
         lines.append(f"| {q.title} (`{q.id}`) | {q.points:g} | {rates[q.id]:.0%} | {mean:.2f} |")
     lines += ["", f"## Slowest {SLOWEST}", "", "| submission | seconds | score |", "|---|---|---|"]
     for r in sorted(rows, key=lambda r: -r.duration_s)[:SLOWEST]:
-        lines.append(f"| {r.submission} | {r.duration_s:.1f} | {r.score:g} |")
+        # a submission's name is the student's (a folder or zip name): no Markdown, HTML or "|" of its own
+        lines.append(f"| {inline(r.submission)} | {r.duration_s:.1f} | {r.score:g} |")
     return "\n".join(lines) + "\n"
 
 

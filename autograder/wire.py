@@ -24,6 +24,12 @@ from autograder.i18n import _
 
 MAX_BYTES = 256 * 2**20  # a result larger than this is refused, not read
 MAX_DEPTH = 64
+# Decoding is bounded too, so a reader's memory stays within a small multiple
+# of what it was sent: the JSON part (arrays travel as .npy blobs) is capped,
+# and so is its number of containers and items, before json.loads runs.
+MAX_HEAD_BYTES = 16 * 2**20
+MAX_ITEMS = 1_000_000
+MAX_BLOBS = 10_000
 
 _LEN = struct.Struct("!Q")
 
@@ -89,17 +95,20 @@ def _encode(x, blobs: list[bytes], path: str, depth: int):
     raise WireError(_("unsupported type {type} at {path}").format(type=repr(type(x).__name__), path=path))
 
 
-def _decode(x, blobs: list[bytes]):
+def _decode(x, blobs: list[bytes], depth: int = 0):
+    if depth > MAX_DEPTH + 2:  # containers of plain values count one level each, tuples and dicts two
+        raise WireError(f"malformed message: nested deeper than {MAX_DEPTH} levels")
+    d = depth + 1
     if isinstance(x, list):
-        return [_decode(v, blobs) for v in x]
+        return [_decode(v, blobs, d) for v in x]
     if not isinstance(x, dict):
         return x
     if "__dict__" in x:
-        return {k: _decode(v, blobs) for k, v in x["__dict__"].items()}
+        return {k: _decode(v, blobs, d) for k, v in x["__dict__"].items()}
     if "__tuple__" in x:
-        return tuple(_decode(v, blobs) for v in x["__tuple__"])
+        return tuple(_decode(v, blobs, d) for v in x["__tuple__"])
     if "__pairs__" in x:
-        return {_hashable(_decode(k, blobs)): _decode(v, blobs) for k, v in x["__pairs__"]}
+        return {_hashable(_decode(k, blobs, d)): _decode(v, blobs, d) for k, v in x["__pairs__"]}
     if "__float__" in x:
         return float(x["__float__"])
     if "__ndarray__" in x:
@@ -154,13 +163,26 @@ def loads(data: bytes):
         return out
 
     (hlen,) = _LEN.unpack(take(_LEN.size))
-    head = json.loads(take(hlen))
+    if hlen > MAX_HEAD_BYTES:
+        raise WireError(f"malformed message: a JSON part of {hlen} bytes (at most {MAX_HEAD_BYTES})")
+    raw = take(hlen)
+    if sum(raw.count(c) for c in b"[{,:") > MAX_ITEMS:  # each item or container costs at least one of these
+        raise WireError(f"malformed message: more than {MAX_ITEMS} items")
+    try:
+        head = json.loads(raw)
+    except RecursionError:
+        raise WireError("malformed message: nested too deeply") from None
     (nblobs,) = _LEN.unpack(take(_LEN.size))
+    if nblobs > MAX_BLOBS:
+        raise WireError(f"malformed message: {nblobs} arrays (at most {MAX_BLOBS})")
     blobs = []
     for _blob in range(nblobs):
         (blen,) = _LEN.unpack(take(_LEN.size))
         blobs.append(take(blen))
-    return _decode(head, blobs)
+    try:
+        return _decode(head, blobs)
+    except RecursionError:
+        raise WireError("malformed message: nested too deeply") from None
 
 
 def roundtrip(obj, what: str = "value"):

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from autograder import candidates, labs, runner
-from autograder.sandbox import SandboxBackend, shared_zygote
+from autograder.sandbox.client import SandboxBackend, shared_zygote
 
 
 def warm_starts(lab: labs.Lab, n: int) -> tuple[list[float], list[float], list[float]]:

@@ -65,7 +65,7 @@ def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = Tru
     batch = contextlib.ExitStack()
     pool = None
     if sandbox:
-        from autograder.sandbox import shared_zygote
+        from autograder.sandbox.client import shared_zygote
 
         batch.enter_context(shared_zygote())
         pool = GraderPool(str(targets[0].root), jobs, runner.grader_env(targets[0]))

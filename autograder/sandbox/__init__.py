@@ -1,10 +1,9 @@
 """Sandboxed execution of student code (grading mode).
 
 grader (trusted: tests, reference, scoring)
-  └─ SandboxBackend ──unix socket──> zygote (numpy + torch preloaded, no secrets)
-                                        └─ fork ─> worker (isolated; loads only the submission)
+  └─ client.SandboxBackend ──unix socket──> zygote (numpy + torch preloaded, no secrets)
+                                              └─ fork ─> worker (isolated; loads only the submission)
+
+Empty on purpose: the zygote imports this package first, and must set its
+thread variables before anything here imports numpy.
 """
-
-from autograder.sandbox.client import SandboxBackend, Zygote, shared_zygote, stop_zygote
-
-__all__ = ["SandboxBackend", "Zygote", "shared_zygote", "stop_zygote"]

@@ -24,11 +24,10 @@ from autograder import errors, i18n, seam, wire
 from autograder.i18n import N_, _
 from autograder.labs import find_root
 from autograder.manifest import Manifest
-from autograder.sandbox import channel
+from autograder.sandbox import cgroups, channel
 
 ZYGOTE_ENV = "IRONLAW_ZYGOTE"  # a shared zygote's socket, set by `grade` for its graders
 HIDE_ENV = "IRONLAW_HIDE"  # extra folders to hide, os.pathsep-separated
-KEEP_UID_ENV = "IRONLAW_SANDBOX_KEEP_UID"  # "1": test the uid-0-without-capabilities path
 SPAWN_TIMEOUT_S = 60.0
 HIDE_ALWAYS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/srv", "/opt", "/mnt", "/media")
 SIGNAL_CAUSES = {
@@ -48,13 +47,14 @@ class Zygote:
 
     @classmethod
     def start(cls, hide: list[str]) -> "Zygote":
-        """Start one; it hides ``hide`` once, in a mount namespace its workers inherit."""
+        """Start one; it builds its workers' root once, in a mount namespace they inherit."""
         tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-")
         os.chmod(tmpdir, 0o700)
         path = os.path.join(tmpdir, "zygote.sock")
         env = {k: v for k, v in os.environ.items() if not k.startswith("IRONLAW_SUBMISSION")}
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide)],
+            [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide),
+             "--secrets", json.dumps(secret_list())],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd="/", preexec_fn=_die_with_parent,
         )
@@ -95,9 +95,20 @@ def hide_list(extra: list[str] = ()) -> list[str]:
     """What workers must not see: the project, everyone's temporary and home
     folders, and what the batch adds (its output and submissions folders)."""
     from_env = [p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p]
-    root = find_root()
-    beside = [str(root.parent)] if root.parent != Path("/") else []  # other checkouts, shared folders
-    return [str(root), *beside, *HIDE_ALWAYS, *from_env, *extra]
+    import autograder
+
+    roots = {find_root(), Path(autograder.__file__).resolve().parents[1]}  # the engine's checkout too
+    beside = [str(r.parent) for r in roots if r.parent != Path("/")]  # other checkouts, shared folders
+    return [*map(str, sorted(roots)), *beside, *HIDE_ALWAYS, *from_env, *extra]
+
+
+def secret_list() -> list[str]:
+    """The reference and the hidden tests, of the graded project and of the
+    engine's own checkout (an editable install may grade another project)."""
+    import autograder
+
+    roots = {find_root(), Path(autograder.__file__).resolve().parents[1]}
+    return sorted(str(r / d) for r in roots for d in ("solutions", "tests") if (r / d).is_dir())
 
 
 def zygote() -> Zygote:
@@ -149,7 +160,17 @@ def _proc_fields(pid: int) -> dict[str, int]:
 
 
 class SandboxBackend:
-    """Calls the submission's functions in a sandboxed worker."""
+    """Calls the submission's functions in a sandboxed worker.
+
+    Deadlines: each call's reply must arrive, whole, within ``timeout_s``;
+    all of a submission's spawns and calls share ``submission_timeout_s``,
+    after which every further call fails at once.  A measured call runs in a
+    fresh worker that may start no thread or process (its pids cgroup is
+    frozen from outside, where one can be made: ``cgroups``), and its peak
+    memory is counted from the worker's resident memory before it imported
+    any student file: nothing kept from an earlier call or from import time
+    can hide an allocation.
+    """
 
     label = "sandbox"
 
@@ -162,43 +183,80 @@ class SandboxBackend:
         lim = manifest.limits
         self.req = {
             "op": "spawn", "files": files, "student_files": list(manifest.student_files),
-            "support_files": list(manifest.support_files),
-            "keep_uid": os.environ.get(KEEP_UID_ENV) == "1", "lang": i18n.current(),
-            "limits": {"memory_mb": lim.memory_mb, "cpu_s": lim.cpu_s, "fsize_mb": 64, "work_mb": 256, "nproc": 64},
+            "support_files": list(manifest.support_files), "lang": i18n.current(),
+            "limits": {"memory_mb": lim.memory_mb, "cpu_s": lim.cpu_s, "fsize_mb": 64, "work_mb": 256,
+                       "nproc": NPROC},
         }
         self.conn: socket.socket | None = None
         self.pid = self.worker_pid = None
         self.work: str | None = None
         self.isolation: dict = {}
         self.spawn_s: list[float] = []
+        self.calls = 0  # calls the current worker has served
+        self.baseline_rss = 0  # the current worker's resident memory before student code loaded
+        self.budget_end: float | None = None  # time.monotonic() when the submission's budget runs out
         self.broken: errors.StudentCodeError | None = None  # the submission cannot even load
         self.timed_out: set[str] = set()  # functions that hit the time limit once already
+        self.group: cgroups.WorkerGroup | None = None
+
+    # -- deadlines ----------------------------------------------------------
+    def _deadline(self, seconds: float) -> tuple[float, bool]:
+        """(deadline, whether it is the submission's budget rather than ``seconds``)."""
+        now = time.monotonic()
+        if self.budget_end is None:
+            self.budget_end = now + self.manifest.limits.submission_timeout_s
+        own = now + seconds
+        return (own, False) if own <= self.budget_end else (self.budget_end, True)
+
+    def _budget_error(self) -> errors.StudentCodeError:
+        return errors.StudentCodeError(errors.TIMEOUT, _(
+            "the submission's total time limit of {seconds:g} s is used up: this and the remaining "
+            "tests were not run").format(seconds=self.manifest.limits.submission_timeout_s))
 
     # -- worker lifecycle ---------------------------------------------------
     def _spawn(self) -> None:
         t0 = time.perf_counter()
-        self.work = tempfile.mkdtemp(prefix="ironlaw-work-")
+        timeout = self.manifest.limits.timeout_s
+        deadline, is_budget = self._deadline(timeout + 5)  # hello comes after importing the files
+        if deadline <= time.monotonic():
+            raise self._budget_error()
+        self.work = tempfile.mkdtemp(prefix="ironlaw-work-")  # used only where there are no namespaces
         conn, first = zygote().request({**self.req, "work": self.work}, timeout=SPAWN_TIMEOUT_S)
         self.conn, self.pid = conn, first["pid"]
-        self.worker_pid = channel.recv_json(conn)["worker_pid"]
-        conn.settimeout(self.manifest.limits.timeout_s + 5)  # hello comes after importing the files
         try:
-            hello = channel.recv_json(conn)
+            self.worker_pid = channel.recv_json(conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)["worker_pid"]
+            report = channel.recv_json(conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)
+        except (socket.timeout, channel.ChannelClosed, OSError, ValueError, KeyError, TypeError) as exc:
+            self._kill()
+            raise RuntimeError(f"sandbox setup failed: no report from the worker ({type(exc).__name__})") from None
+        if "fatal" in report:
+            self._kill()
+            raise RuntimeError(report["fatal"])
+        self.baseline_rss = _reset_peak(self.worker_pid)  # before any student code: trusted
+        self.group = cgroups.for_worker(self.worker_pid, NPROC)
+        report = {**report, "report": {**report["report"], "process_group": self.group is not None}}
+        self.calls = 0
+        try:
+            channel.send_json(conn, {"go": True})
+            hello = channel.recv_json(conn, deadline=deadline)
+            if not isinstance(hello, dict) or "hello" not in hello:
+                raise ValueError("no hello")
         except socket.timeout:
             self._kill()
+            if is_budget:
+                raise self._budget_error() from None
             self.broken = errors.StudentCodeError(
-                errors.TIMEOUT, _("importing your files timed out after {seconds:g} s").format(seconds=self.manifest.limits.timeout_s))
+                errors.TIMEOUT, _("importing your files timed out after {seconds:g} s").format(seconds=timeout))
             raise self.broken from None
-        except (channel.ChannelClosed, OSError):
+        except (channel.ChannelClosed, OSError, ValueError):
             cause = self._death_cause()
             self._kill()
             self.broken = errors.StudentCodeError(errors.CRASH, _("importing your files stopped the worker: {cause}").format(cause=cause))
             raise self.broken from None
-        if "fatal" in hello:
-            self._kill()
-            raise RuntimeError(hello["fatal"])
-        self.isolation = {**hello["hello"], "timeout_s": self.manifest.limits.timeout_s, "sandbox": True}
+        # Only what the engine reported before student code ran; never a path of the grader's.
         self.spawn_s.append(time.perf_counter() - t0)
+        self.isolation = {**report["report"], "timeout_s": timeout, "sandbox": True,
+                          "ready_ms": round(self.spawn_s[-1] * 1e3, 1)}  # on the grader's clock
 
     def _kill(self) -> None:
         for target, kill in ((self.pid, os.killpg), (self.worker_pid, os.kill)):
@@ -211,7 +269,9 @@ class SandboxBackend:
             self.conn.close()
         if self.work:
             shutil.rmtree(self.work, ignore_errors=True)
-        self.conn = self.pid = self.worker_pid = self.work = None
+        if self.group:
+            self.group.remove()
+        self.conn = self.pid = self.worker_pid = self.work = self.group = None
 
     def _death_cause(self) -> str:
         for _attempt in range(50):  # the zygote reaps within ~0.2 s
@@ -231,6 +291,7 @@ class SandboxBackend:
 
     def close(self) -> None:
         self._kill()
+        cgroups.sweep()
 
     # -- calls --------------------------------------------------------------
     def call(self, name, args, kwargs, measure=False):
@@ -240,17 +301,29 @@ class SandboxBackend:
             raise self.broken
         if name in self.timed_out:  # don't spend the limit again on every test
             raise errors.StudentCodeError(errors.TIMEOUT, _("{name}() was not run again: it timed out in an earlier test").format(name=name))
+        if self.budget_end is not None and time.monotonic() >= self.budget_end:
+            self._kill()
+            raise self._budget_error()
+        if measure and self.conn is not None and self.calls:
+            self._kill()  # measure in a fresh worker: nothing kept from earlier calls
         if self.conn is None:
             self._spawn()
         timeout = self.manifest.limits.timeout_s
-        before = self._before(measure)
+        deadline, is_budget = self._deadline(timeout)
+        cpu0 = None
+        if measure:
+            if self.group:
+                self.group.freeze()  # no new thread or process while measured
+            cpu0 = _cpu_ticks(self.worker_pid)
         t0 = time.perf_counter()
+        self.calls += 1
         try:
             channel.send(self.conn, payload)
-            self.conn.settimeout(timeout)
-            raw = channel.recv(self.conn, wire.MAX_BYTES + 4096)
+            raw = channel.recv(self.conn, wire.MAX_BYTES + 4096, deadline=deadline)
         except socket.timeout:
             self._kill()
+            if is_budget:
+                raise self._budget_error() from None
             self.timed_out.add(name)
             raise errors.StudentCodeError(errors.TIMEOUT, _("{name}() timed out after {seconds:g} s").format(name=name, seconds=timeout)) from None
         except (channel.ChannelClosed, ConnectionError, OSError):
@@ -261,39 +334,52 @@ class SandboxBackend:
             self._kill()
             raise errors.StudentCodeError(errors.UNSUPPORTED, f"{name}(): {exc}") from None
         wall = time.perf_counter() - t0
-        measurement = self._after(before, wall) if measure else None
+        measurement = self._measurement(wall, cpu0) if measure else None
+        if measure and self.group:
+            self.group.thaw()
         try:
             msg = wire.loads(raw)
+            del raw
             if not isinstance(msg, dict) or not ({"ok", "error"} & set(msg)):
                 raise wire.WireError("malformed reply")
-        except (wire.WireError, ValueError, KeyError, IndexError) as exc:
+        except (wire.WireError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
             self._kill()
-            raise errors.StudentCodeError(errors.UNSUPPORTED, _("{name}(): unreadable reply ({error})").format(name=name, error=exc)) from None
+            raise errors.StudentCodeError(errors.UNSUPPORTED, _("{name}(): unreadable reply ({error})").format(name=name, error=str(exc)[:200])) from None
         if "error" in msg:
             err = msg["error"] if isinstance(msg["error"], dict) else {}
-            exc = errors.StudentCodeError.from_dict(err)
-            if err.get("output"):
-                exc.traceback += "\n" + _("Your code printed (last lines):") + "\n" + str(err["output"])[-1500:]
-            raise exc
+            # what the call printed goes in .output: the plugin shows it for public tests only
+            raise errors.StudentCodeError.from_dict(err)
         return msg["ok"], measurement
 
-    def _before(self, measure: bool):
-        if not measure:
-            return None
-        try:
-            with open(f"/proc/{self.worker_pid}/clear_refs", "w") as f:
-                f.write("5")  # reset the RSS high-water mark to the current RSS
-            return _proc_fields(self.worker_pid)
-        except OSError:
-            return None
+        return msg["ok"], measurement
 
-    def _after(self, before, wall: float) -> seam.Measurement:
+    def _measurement(self, wall: float, cpu0: int | None) -> seam.Measurement:
         try:
             after = _proc_fields(self.worker_pid)
         except OSError:
             after = None
-        if not before or not after:
+        if after is None or cpu0 is None or not self.baseline_rss:
             return seam.Measurement(wall, float("nan"), -1, "unavailable")
         hz = os.sysconf("SC_CLK_TCK")
-        return seam.Measurement(wall, (after["cpu_ticks"] - before["cpu_ticks"]) / hz,
-                                max(0, after["VmHWM"] - before["VmRSS"]), "rss")
+        return seam.Measurement(wall, (after["cpu_ticks"] - cpu0) / hz,
+                                max(0, after["VmHWM"] - self.baseline_rss), "rss")
+
+
+NPROC = 64  # threads and processes of one worker (each has its own uid)
+
+
+def _reset_peak(pid: int) -> int:
+    """Reset ``pid``'s resident-memory high-water mark; return its resident memory."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return _proc_fields(pid)["VmRSS"]
+    except OSError:
+        return 0
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    try:
+        return _proc_fields(pid)["cpu_ticks"]
+    except OSError:
+        return None

@@ -1,10 +1,16 @@
 """The sandboxed worker: forked from the zygote, isolated, then serving calls.
 
-Two processes when a PID namespace is available:
-``W`` (forked by the zygote) unshares the namespaces and forks ``W2``, which
-becomes PID 1 of the new namespace, isolates itself and serves calls; when
-W2 dies the kernel kills everything left in its namespace.  W only reports
-W2's pid and waits, so its exit status tells the grader how W2 ended.
+Two processes when namespaces are available: ``W`` (forked by the zygote)
+unshares the namespaces and forks ``W2``, which becomes PID 1 of the new
+PID namespace, isolates itself and serves calls; when W2 dies the kernel
+kills everything left in its namespace.  W only reports W2's pid and
+waits, so its exit status tells the grader how W2 ended.
+
+Messages to the grader, in order: ``{"worker_pid"}`` (from W),
+``{"report"}`` (the isolation report, sent by the engine before any student
+code is loaded: it is what the result says protected the student's code),
+then, after the grader's ``{"go"}``, ``{"hello"}`` once the files are
+imported, and one reply per call.
 """
 
 from __future__ import annotations
@@ -28,23 +34,34 @@ SAFE_ENV = {
     "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
     "MPLBACKEND": "Agg",
 }
+NAMESPACES = (layers.CLONE_NEWNS | layers.CLONE_NEWNET | layers.CLONE_NEWPID | layers.CLONE_NEWIPC
+              | layers.CLONE_NEWUTS)
 OUTPUT_TAIL = 2000
+NS_WORK = Path("/tmp")  # with namespaces: the worker's own tmpfs, the same path for every worker
+SHM_MB = 64
 
 
 def _die_with_parent() -> None:
     layers._libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def run(conn: socket.socket, req: dict, hidden: list[str] | None) -> None:
+def _only_descriptor(conn: socket.socket) -> None:
+    """Keep stdin/out/err and the channel; close everything else inherited."""
+    fd = conn.fileno()
+    os.closerange(3, fd)
+    os.closerange(fd + 1, 1 << 16)
+
+
+def run(conn: socket.socket, req: dict, root: dict | None) -> None:
     """Entry point in W, right after the zygote's fork.  Never returns.
-    ``hidden``: what the zygote's mount namespace hides (None: it has none)."""
+    ``root``: the zygote's allow-list root report (None: it has none)."""
     try:
         os.setsid()
         _die_with_parent()
-        req = {**req, "slot": os.getpid() % 50_000, "t0": time.perf_counter(), "hidden": hidden}  # own uid
+        _only_descriptor(conn)
+        req = {**req, "slot": os.getpid() % 50_000, "t0": time.perf_counter(), "root": root}  # own uid
         files = {name: base64.b64decode(data) for name, data in req["files"].items()}
-        flags = layers.CLONE_NEWNS | layers.CLONE_NEWNET | layers.CLONE_NEWPID
-        namespaces = layers.unshare(flags)
+        namespaces = root is not None and layers.unshare(NAMESPACES)
         if not namespaces:
             channel.send_json(conn, {"worker_pid": os.getpid()})
             serve(conn, req, files, namespaces=False)
@@ -68,16 +85,25 @@ def run(conn: socket.socket, req: dict, hidden: list[str] | None) -> None:
     os._exit(70)
 
 
+class Refused(RuntimeError):
+    """The sandbox cannot protect the grader here: grading must not go on."""
+
+
 def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
     """Apply every available layer, in the order layers.py documents."""
-    work = Path(req["work"])
-    hidden = req["hidden"]
-    report = {"network_namespace": namespaces, "mount_namespace": hidden is not None,
-              "pid_namespace": namespaces, "hidden": hidden or []}
-    keep = layers.needed_paths([])
+    root = req["root"]
+    report = {"network_namespace": namespaces, "mount_namespace": root is not None,
+              "pid_namespace": namespaces, "ipc_namespace": namespaces, "uts_namespace": namespaces,
+              "filesystem": (root or {}).get("filesystem", "host")}
+    lim = req["limits"]
     if namespaces:
         report["private_proc"] = layers.mount_proc()
-        layers.mount_work(work, req["limits"]["work_mb"], hidden or [])
+        work = NS_WORK
+        layers.mount_tmpfs(work, lim["work_mb"])
+        layers.mount_tmpfs(Path("/dev/shm"), SHM_MB)
+        socket.sethostname("sandbox")
+    else:
+        work = Path(req["work"])
     for name, data in files.items():
         (work / name).write_bytes(data)
     os.chdir(work)
@@ -88,28 +114,26 @@ def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
     os.environ.clear()
     lang = req.get("lang") if req.get("lang") in i18n.LANGS else i18n.DEFAULT  # messages in the student's language
     os.environ.update(SAFE_ENV, HOME=str(work), TMPDIR=str(work), **{i18n.ENV: lang})
+    os.umask(0o077)  # what the worker writes is its own, even on a shared /tmp or /dev/shm
     report["fresh_workdir"] = report["scrubbed_env"] = True
-    lim = req["limits"]
-    root = os.geteuid() == 0  # the work dir is chowned to the new uid below
-    uid = layers.UID_BASE + req["slot"]
-    drop = root and not req.get("keep_uid") and layers.world_usable([k for k in keep if k != work])
-    nproc = lim["nproc"] if (drop or not root) else None
+    root_uid = os.geteuid() == 0
+    if req.get("refusal"):
+        raise Refused(req["refusal"])
+    if root_uid and root is None and not layers.world_usable(layers.needed_paths()):
+        raise Refused("no mount namespace, and this Python is not reachable by an unprivileged uid: "
+                      "student code would run as root. Install the engine on a world-readable Python "
+                      "(e.g. a venv on /usr/bin/python3, as the Gradescope setup.sh does), or grade "
+                      "where mount namespaces are allowed (root with CAP_SYS_ADMIN).")
     report["rlimits"] = layers.set_rlimits(memory_mb=lim["memory_mb"], cpu_s=lim["cpu_s"],
-                                           fsize_mb=lim["fsize_mb"], nproc=nproc)
-    if drop:
-        for p in [work, *work.iterdir()]:
+                                           fsize_mb=lim["fsize_mb"], nproc=lim["nproc"] if root_uid else None)
+    if root_uid:
+        uid = layers.UID_BASE + req["slot"]
+        for p in [work, *work.iterdir(), *([Path("/dev/shm")] if namespaces else [])]:
             os.chown(p, uid, uid)
         layers.drop_uid(uid)
-        report["privileges"] = f"uid {uid}"
-    elif root and hidden is None:
-        raise PermissionError("no namespaces and Python is not reachable by an unprivileged uid: "
-                              "student code could read the grader's files. Install into a "
-                              "world-readable prefix (e.g. a venv on /usr/bin/python3).")
-    elif root:
-        layers.drop_capabilities()
-        report["privileges"] = "uid 0 without capabilities (Python not reachable by other uids)"
+        report["privileges"] = "own unprivileged uid"
     else:
-        report["privileges"] = f"uid {os.geteuid()} (grader not root)"
+        report["privileges"] = "the grader's own uid (grader not root)"
     report["seccomp"] = layers.install_seccomp(os.getpid())
     report["setup_ms"] = round((time.perf_counter() - req["t0"]) * 1e3, 1)  # fork to isolated
     return report
@@ -122,13 +146,18 @@ def serve(conn: socket.socket, req: dict, files: dict[str, bytes], namespaces: b
         channel.send_json(conn, {"fatal": f"sandbox setup failed: {type(exc).__name__}: {exc}"})
         os._exit(71)
     work = Path.cwd()
+    # The report goes out before any student code runs, so the code cannot forge it.
+    channel.send_json(conn, {"report": report})
+    try:
+        channel.recv_json(conn)  # {"go"}: the grader has read this process's baseline
+    except (channel.ChannelClosed, OSError, ValueError):
+        os._exit(0)
     try:
         modules = loader.load_modules(work, tuple(req["student_files"]), None, tuple(req["support_files"]))
         load_error = None
     except errors.StudentCodeError as exc:
         modules, load_error = None, exc
-    report["ready_ms"] = round((time.perf_counter() - req["t0"]) * 1e3, 1)  # ... and files imported
-    channel.send_json(conn, {"hello": report})
+    channel.send_json(conn, {"hello": {"ready_ms": round((time.perf_counter() - req["t0"]) * 1e3, 1)}})
     while True:
         try:
             msg = wire.loads(channel.recv(conn, wire.MAX_BYTES))

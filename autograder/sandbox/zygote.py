@@ -3,12 +3,15 @@
 It is exec'd fresh by the grader (never forked from it), imports numpy and
 torch with one thread, and then only forks.  It never loads the reference,
 a test or an expected value, and holds no open grader file: a forked child
-inherits all of the parent's memory and descriptors (GRADING.md).
+inherits all of the parent's memory and descriptors (docs/sandbox.md).
+
+It serves one batch.  Its socket lies in a mode-700 folder of the grader's
+and outside the workers' root (``layers.build_root``), so no worker can
+reach it; even so it reads every request under a deadline.
 
 Protocol on its Unix socket (one JSON request per connection):
   {"op": "spawn", ...}  -> {"pid": W}; the connection then belongs to the worker
   {"op": "status", "pid": W} -> {"status": exit code or null while running}
-  {"op": "ping"} -> {"ok": true}
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ PRELOAD = ("numpy", "torch", "torch.nn", "torch.nn.functional", "torch.optim", "
            "collections", "dataclasses", "itertools", "functools", "statistics", "json", "heapq", "random",
            "typing", "concurrent.futures")
 MAX_STATUSES = 4096
+REQUEST_DEADLINE_S = 10.0  # a client that sends nothing cannot freeze the zygote
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -60,7 +64,8 @@ class Zygote:
         from autograder.sandbox import channel, layers, worker  # what a child needs, loaded now
 
         self.channel, self.layers, self.worker = channel, layers, worker
-        self.hidden: list[str] | None = None  # None: no mount namespace
+        self.root: dict | None = None  # the allow-list root's report; None: no mount namespace
+        self.refusal: str | None = None  # why workers must not run (no namespace and exposed secrets)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path)
         os.chmod(path, 0o600)
@@ -68,15 +73,25 @@ class Zygote:
         self.live: set[int] = set()
         self.statuses: dict[int, int] = {}
 
-    def hide(self, paths: list[str]) -> None:
-        """Hide the grader's folders once, here: every worker forked later
-        starts inside this mount namespace, so a spawn costs no mounts."""
+    def build_root(self, new: str, hide: list[str]) -> None:
+        """Build the workers' allow-list root once, here: every worker forked
+        later starts inside this mount namespace, so a spawn costs no mounts."""
         L = self.layers
         if os.geteuid() == 0 and L.unshare(L.CLONE_NEWNS):
             from pathlib import Path
 
-            self.hidden = L.hide([Path(p) for p in paths], L.needed_paths([]))
-            L.read_only_everywhere()
+            os.mkdir(new, 0o700)
+            self.root = L.build_root(Path(new), [Path(p) for p in hide])
+
+    def check_secrets(self, secrets: list[str]) -> None:
+        """Without a mount namespace only file modes hide the reference and the
+        hidden tests from a worker's uid: refuse to run workers if they don't."""
+        from pathlib import Path
+
+        exposed = self.layers.exposed_secrets([Path(p) for p in secrets])
+        if self.root is None and os.geteuid() == 0 and exposed:
+            self.refusal = ("no mount namespace, and an unprivileged uid could read " + ", ".join(exposed)
+                            + ": make them mode 700 (chmod 700 DIR), as the Gradescope setup.sh does")
 
     def reap(self) -> None:
         """Reap every finished child, including orphans we adopted as subreaper."""
@@ -99,6 +114,7 @@ class Zygote:
             if ready:
                 conn, _ = self.listener.accept()
                 try:
+                    conn.settimeout(REQUEST_DEADLINE_S)
                     self.handle(conn)
                 except Exception as exc:  # one bad request never stops the zygote
                     print(f"zygote: request failed: {exc}", file=sys.stderr)
@@ -108,9 +124,7 @@ class Zygote:
     def handle(self, conn: socket.socket) -> None:
         req = self.channel.recv_json(conn)
         op = req.get("op")
-        if op == "ping":
-            self.channel.send_json(conn, {"ok": True})
-        elif op == "status":
+        if op == "status":
             self.reap()
             self.channel.send_json(conn, {"status": self.statuses.get(int(req["pid"]))})
         elif op == "spawn":
@@ -124,7 +138,8 @@ class Zygote:
             os.close(go_w)
             os.read(go_r, 1)
             os.close(go_r)
-            self.worker.run(conn, req, self.hidden)
+            conn.settimeout(None)
+            self.worker.run(conn, {**req, "refusal": self.refusal}, self.root)
         os.close(go_r)
         self.live.add(pid)
         self.channel.send_json(conn, {"pid": pid})
@@ -149,14 +164,16 @@ class Zygote:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--socket", required=True)
-    ap.add_argument("--hide", default="[]", help="JSON list of folders workers must not see")
+    ap.add_argument("--hide", default="[]", help="JSON list of folders workers must not see, even inside allowed ones")
+    ap.add_argument("--secrets", default="[]", help="JSON list of folders that must stay unreadable to workers")
     args = ap.parse_args()
     preload()
     import ctypes
 
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of workers come to us
-    z = Zygote(args.socket)  # bound before hiding: the socket's folder disappears with /tmp
-    z.hide(json.loads(args.hide))
+    z = Zygote(args.socket)  # bound before the new root: the socket's folder is not in it
+    z.build_root(os.path.join(os.path.dirname(args.socket), "root"), json.loads(args.hide))
+    z.check_secrets(json.loads(args.secrets))
     signal.signal(signal.SIGTERM, z.shutdown)
     signal.signal(signal.SIGINT, z.shutdown)
     print("ready", flush=True)

@@ -64,3 +64,29 @@ def test_size_limit(monkeypatch):
     monkeypatch.setattr(wire, "MAX_BYTES", 1000)
     with pytest.raises(wire.WireError, match="limit"):
         wire.dumps(np.zeros(1000))
+
+
+def _message(head: bytes, nblobs: int = 0) -> bytes:
+    import struct
+
+    return struct.pack("!Q", len(head)) + head + struct.pack("!Q", nblobs)
+
+
+@pytest.mark.parametrize("head, symptom", [
+    (b'{"ok": [' + b"[]," * 1_100_000 + b"[]]}", "items"),  # expands ~47x when decoded
+    (b'{"ok": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested"),
+    (b"{\"__dict__\": {\"ok\": " + b"[" * 70 + b"]" * 70 + b"}}", "nested deeper"),
+])
+def test_decoding_is_bounded(head, symptom):
+    """A reply the grader reads never costs more than a small multiple of its size."""
+    with pytest.raises(wire.WireError, match=symptom):
+        wire.loads(_message(head))
+
+
+def test_head_and_blob_counts_are_capped():
+    import struct
+
+    with pytest.raises(wire.WireError, match="JSON part"):
+        wire.loads(struct.pack("!Q", wire.MAX_HEAD_BYTES + 1) + b"x" * 16)
+    with pytest.raises(wire.WireError, match="arrays"):
+        wire.loads(_message(b"1", nblobs=wire.MAX_BLOBS + 1))

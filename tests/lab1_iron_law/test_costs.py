@@ -41,29 +41,27 @@ def test_chapter_mfu_and_six_p_tokens(student, reference):
 
 @pytest.mark.question("iron_law_mfu")
 def test_iron_law_time_matches_formula(student, reference, rng):
-    for _trial in range(6):
+    for trial in range(1, 7):  # a case is named by its label, not its (random) arguments
         kw = dict(flops=log_uniform(rng, 15, 24), peak_flop_per_s=log_uniform(rng, 12, 18),
                   efficiency=float(rng.uniform(0.05, 0.9)))
-        case = _("plain iron law, flops={flops:.3g}, peak={peak_flop_per_s:.3g}, eta={efficiency:.2f}").format(**kw)
+        case = _("plain iron law, random case {trial} of 6").format(trial=trial)
         got = student.iron_law_time_s(**kw)
         assert_scalar(got, kw["flops"] / (kw["peak_flop_per_s"] * kw["efficiency"]), what="iron_law_time_s",
                       case=case, rtol=1e-9)
         general = dict(kw, data_bytes=log_uniform(rng, 9, 15), bandwidth_bytes_per_s=log_uniform(rng, 9, 12),
                        latency_s=float(rng.uniform(0, 100)))
-        case = _("with data and latency terms, flops={flops:.3g}, peak={peak_flop_per_s:.3g}, "
-                 "eta={efficiency:.2f}").format(**kw)
+        case = _("with data and latency terms, random case {trial} of 6").format(trial=trial)
         assert_scalar(student.iron_law_time_s(**general), reference.iron_law_time_s(**general),
                       what="iron_law_time_s", case=case, rtol=1e-9)
 
 
 @pytest.mark.question("iron_law_mfu")
 def test_mfu_matches_reference(student, reference, rng):
-    for _trial in range(6):
+    for trial in range(1, 7):
         kw = dict(n_params=log_uniform(rng, 8, 11.5), tokens_per_step=float(rng.integers(512, 4_000_000)),
                   step_time_s=float(rng.uniform(0.1, 30)), peak_flop_per_s=float(rng.choice([312e12, 989e12, 125e12])),
                   n_devices=int(rng.choice([1, 8, 64, 2048])))
-        case = _("P={n_params:.3g}, {tokens_per_step:.0f} tokens/step, {step_time_s:.2f} s/step, "
-                 "peak {peak_flop_per_s:.3g}, {n_devices} devices").format(**kw)
+        case = _("random run {trial} of 6, {n_devices} devices").format(trial=trial, n_devices=kw["n_devices"])
         assert_scalar(student.model_flops_utilization(**kw), reference.model_flops_utilization(**kw),
                       what="model_flops_utilization", case=case, rtol=1e-9)
 
@@ -118,12 +116,11 @@ def test_energy_chapter_case(student, reference):
 
 @pytest.mark.question("rent_and_energy")
 def test_costs_match_reference_on_random_runs(student, reference, rng):
-    for _trial in range(5):
+    for trial in range(1, 6):
         run = dict(n_params=log_uniform(rng, 8, 12), n_tokens=log_uniform(rng, 10, 13),
                    n_gpus=int(rng.choice([8, 64, 512, 4096])), peak_flop_per_s=float(rng.choice([312e12, 989e12])),
                    mfu=float(rng.uniform(0.2, 0.6)))
-        case = _("P={n_params:.3g}, T={n_tokens:.3g}, {n_gpus} GPUs at {peak_flop_per_s:.3g}, "
-                 "MFU {mfu:.2f}").format(**run)
+        case = _("random run {trial} of 5, {n_gpus} GPUs").format(trial=trial, n_gpus=run["n_gpus"])
         money = dict(rent_per_gpu_hour=float(rng.uniform(1, 5)), gpu_price=float(rng.uniform(1e4, 4e4)))
         assert_fields(student.rent_vs_buy(**run, **money), reference.rent_vs_buy(**run, **money), keys=RENT_KEYS,
                       what="rent_vs_buy", case=case)
@@ -134,6 +131,5 @@ def test_costs_match_reference_on_random_runs(student, reference, rng):
         hours = log_uniform(rng, 3, 7)
         kw = dict(n_params=run["n_params"], n_tokens=run["n_tokens"], gpu_hours=hours,
                   peak_flop_per_s=run["peak_flop_per_s"])
-        case = _("P={n_params:.3g}, T={n_tokens:.3g}, {hours:.3g} GPU-hours").format(
-            n_params=kw["n_params"], n_tokens=kw["n_tokens"], hours=hours)
+        case = _("random run {trial} of 5, random GPU-hours").format(trial=trial)
         assert_scalar(student.implied_mfu(**kw), reference.implied_mfu(**kw), what="implied_mfu", case=case, rtol=1e-9)

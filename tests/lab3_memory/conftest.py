@@ -20,7 +20,7 @@ from torch.utils.checkpoint import checkpoint
 
 from autograder import messages as M
 from autograder.i18n import _
-from autograder.testing import assert_close, assert_scalar
+from autograder.testing import assert_scalar
 
 _SUPPORT_CACHE: dict[str, object] = {}
 
@@ -46,29 +46,31 @@ def assert_int_type(actual, *, what: str, case: str = "") -> None:
 def assert_exact_int(actual, expected: int, *, what: str, case: str = "") -> None:
     """An exact integer (a byte count, a call count).
 
-    The symptom is the ratio ("off by a factor of 1.15"), or, when the ratio
-    would print as 1, the absolute error ("max abs error 112": 4 bytes of
-    Adam's step counter for each of 28 parameter tensors).
+    The symptom is the ratio at two significant figures ("off by a factor
+    of 2.0": counted twice), or, within 5%, only the direction ("slightly too
+    large (within 5%)": e.g. 4 bytes of Adam's step counter for each of 28
+    parameter tensors), never the size of the error: that would give the
+    expected integer away.
     """
     assert_int_type(actual, what=what, case=case)
-    if expected and actual and abs(actual / expected - 1) < 5e-3:
-        assert_close(actual, expected, what=what, case=case, rtol=0.0, atol=0.0)
     assert_scalar(actual, expected, what=what, case=case, rtol=0.0)
 
 
 def describe(cfg: dict, **extra) -> str:
-    """A short case string: 'gpt d=32 L=2 a=4 tied, B=4'."""
+    """A short case string by label and sizes: 'gpt d=32 L=2 a=4 S=16 tied, B=4'.
+
+    Never the values a test draws (its seed, an init std): a case is named,
+    not replayed (docs/feedback.md)."""
     if cfg["kind"] == "gpt":
         tied = _("tied") if cfg.get("tie_weights", True) else _("untied")
         s = f"gpt d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 2)} a={cfg.get('n_heads', 4)} " \
             f"S={cfg.get('seq_len', 16)} {tied}"
     else:
-        s = f"mlp d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 4)} init_std={cfg.get('init_std', 0.02)}"
+        s = f"mlp d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 4)}"
     if cfg.get("dtype", "float32") != "float32":
         s += f" {cfg['dtype']}"
     if cfg.get("frozen"):
         s += f" frozen={cfg['frozen']}"
-    s += f" seed={cfg.get('seed', 0)}"
     return ", ".join([s] + [f"{k}={v}" for k, v in extra.items()])
 
 
