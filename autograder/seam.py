@@ -26,7 +26,9 @@ class Measurement:
 
     wall_s: float
     cpu_s: float  # all threads, plus the child processes the call waited for
-    peak_bytes: int  # peak memory above what was in use when the call began
+    # peak memory of the call: in-process, above what was traced when it began (tracemalloc);
+    # sandboxed, above the fresh worker's memory before it imported any student file (rss)
+    peak_bytes: int
     method: str  # how peak_bytes was measured ("tracemalloc", "rss")
 
 

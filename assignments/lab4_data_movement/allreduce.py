@@ -8,15 +8,24 @@ copied around). Each rank sends 2(N−1)/N × M bytes, almost independent of N,
 which is why the ring is bandwidth-optimal, and also why a big model's
 gradients can still hit a network wall.
 
+You write what one rank does at one step (ring_send, ring_receive); the
+shipped simulation lab4_sim.run_ring plays all N ranks over a simulated
+network that only carries messages from rank r to rank (r + 1) mod N and
+counts the bytes each rank sends. The grader runs the same simulation on
+its own copy and watches every message.
+
 Conventions:
   * AllReduce returns the element-wise SUM over ranks, not the mean.
-  * Bytes are counted as elements × itemsize of the buffers' dtype.
+  * Bytes are counted as elements × itemsize of the buffers' dtype: the
+    nbytes of every message's data.
   * GB means 10**9 bytes; link bandwidths are in GB/s.
 
 Tóm tắt (tiếng Việt): AllReduce vòng chia bộ đệm của mỗi rank thành N mảnh, chạy N−1
-bước reduce-scatter rồi N−1 bước all-gather; mỗi rank gửi 2(N−1)/N × M byte. Kết quả là
-TỔNG theo phần tử (không phải trung bình); byte = số phần tử × itemsize; GB = 10**9 byte,
-băng thông tính bằng GB/s.
+bước reduce-scatter rồi N−1 bước all-gather; mỗi rank gửi 2(N−1)/N × M byte. Bạn viết việc
+một rank làm ở một bước (ring_send, ring_receive); lab4_sim.run_ring mô phỏng N rank trên một
+mạng chỉ cho rank r gửi tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Kết quả là TỔNG
+theo phần tử (không phải trung bình); byte = số phần tử × itemsize; GB = 10**9 byte, băng
+thông tính bằng GB/s.
 """
 
 from __future__ import annotations
@@ -42,38 +51,86 @@ def chunk_bounds(*, M: int, N: int) -> list[tuple[int, int]]:
     raise NotImplementedError
 
 
-def ring_allreduce(*, buffers: list[np.ndarray]) -> dict:
-    """Simulate ring AllReduce (sum) over N = len(buffers) ranks.
+def ring_chunk(*, rank: int, N: int, step: int) -> int:
+    """The chunk that rank ``rank`` sends at ``step`` of the ring (the schedule below).
 
-    Rank r holds buffers[r], a 1-D array of length M (all ranks have the
-    same length and dtype; M need not be divisible by N). Split the buffer
-    into N chunks with chunk_bounds(M=M, N=N). Rank r only ever sends to
-    rank (r + 1) mod N.
-      * Reduce-scatter, steps s = 0 .. N−2: every rank r sends its chunk
-        (r − s) mod N to rank r+1, which adds it into its own copy of that
-        chunk. Afterwards rank r holds the full sum of chunk (r + 1) mod N.
-      * All-gather, steps s = 0 .. N−2: every rank r sends its chunk
-        (r + 1 − s) mod N to rank r+1, which overwrites its copy with it.
-    Within a step all ranks send at the same time: a rank sends what it
-    held at the start of the step.
-
-    Count the bytes each rank actually sends (the nbytes of every chunk it
-    sends), over both phases. With M divisible by N this is
-    2(N−1)/N × M × itemsize per rank.
-
-    Args:
-        buffers: N 1-D arrays of equal length and dtype. Do not modify them.
+    Steps s = 0 .. N−2 are reduce-scatter: rank r sends chunk (r − s) mod N.
+    Steps s = N−1 .. 2N−3 are all-gather step t = s − (N−1): rank r sends
+    chunk (r + 1 − t) mod N.
 
     Returns:
-        dict with exactly these keys:
-          "results" (list of N 1-D arrays): rank r's buffer at the end, the
-              element-wise sum of all buffers, same dtype and length;
-          "bytes_sent" (list of N ints): bytes sent by each rank.
+        int in 0 .. N−1.
 
-    Tóm tắt (tiếng Việt): mô phỏng AllReduce vòng (tổng) đúng theo các bước trên, rank r
-    chỉ gửi cho rank (r + 1) mod N, không sửa buffers; trả về dict "results" (N mảng 1-D là
-    tổng theo phần tử, cùng dtype và độ dài) và "bytes_sent" (N số int: tổng nbytes của các
-    mảnh mỗi rank đã gửi qua cả hai pha).
+    Tóm tắt (tiếng Việt): trả về chỉ số mảnh mà rank gửi ở bước step: (r − s) mod N ở
+    các bước reduce-scatter s = 0 .. N−2, (r + 1 − t) mod N với t = s − (N−1) ở các bước
+    all-gather.
+    """
+    raise NotImplementedError
+
+
+def ring_send(*, rank: int, N: int, step: int, buffer: np.ndarray) -> list[dict]:
+    """The messages rank ``rank`` sends at ``step`` of ring AllReduce (sum).
+
+    The simulation (``lab4_sim.run_ring``, which the grader runs on its own
+    copy) plays N ranks on a ring, for 2(N−1) steps. At each step it first
+    calls ring_send for every rank, with a copy of that rank's buffer as it
+    is at the start of the step, carries the messages over its network,
+    then calls ring_receive for every rank. A call sees one rank's own
+    buffer and nothing else, as on a real cluster; the network counts the
+    bytes each rank sends.
+
+    The buffer (1-D, length M, any numeric dtype; M need not be divisible
+    by N) is split into N chunks with chunk_bounds(M=M, N=N). The schedule:
+      * Reduce-scatter, steps s = 0 .. N−2: rank r sends its chunk
+        (r − s) mod N; the receiver adds it into its own copy of that
+        chunk. Afterwards rank r holds the full sum of chunk (r + 1) mod N.
+      * All-gather, steps s = N−1 .. 2N−3, with t = s − (N−1): rank r sends
+        its chunk (r + 1 − t) mod N; the receiver overwrites its copy.
+    ring_chunk(rank=, N=, step=) gives that index.
+
+    Rank r only ever sends to rank (r + 1) mod N: the network refuses any
+    other destination (lab4_sim.RingError). Send exactly one message per
+    step, carrying exactly that chunk's elements.
+
+    Returns:
+        list with one message, a dict with exactly these keys:
+          "to" (int): (rank + 1) % N;
+          "chunk" (int): the chunk's index c;
+          "data" (1-D array, the buffer's dtype): buffer[start:stop] of
+              chunk c. The network counts its nbytes as bytes sent.
+        Over both phases each rank then sends 2(N−1)/N × M × itemsize bytes
+        when N divides M.
+
+    Tóm tắt (tiếng Việt): trả về danh sách đúng một thông điệp {"to": (rank + 1) % N,
+    "chunk": c, "data": buffer[start:stop] của mảnh c} theo lịch trên (ring_chunk); mỗi lần
+    gọi chỉ thấy bộ đệm của chính rank đó; mạng mô phỏng từ chối mọi đích khác (rank + 1) % N
+    và đếm nbytes của "data" là số byte đã gửi.
+    """
+    raise NotImplementedError
+
+
+def ring_receive(*, rank: int, N: int, step: int, buffer: np.ndarray, messages: list[dict]) -> np.ndarray:
+    """Rank ``rank``'s buffer after it receives ``messages`` at ``step``.
+
+    ``buffer`` is a copy of the rank's buffer at the start of the step;
+    ``messages`` are the messages the network delivered to this rank at
+    this step (on the ring, one from rank (rank − 1) mod N), each a dict
+    {"from": int, "chunk": int, "data": 1-D array}. See ring_send for the
+    schedule. In reduce-scatter (step < N − 1) add each message's data
+    into the rank's copy of that chunk; in all-gather (step ≥ N − 1)
+    overwrite the chunk with it.
+
+    After the last step every rank holds the element-wise SUM of all ranks'
+    buffers (not the mean), bit-identical on every rank.
+
+    Returns:
+        1-D array: the rank's new buffer, the same length and dtype as
+        ``buffer``.
+
+    Tóm tắt (tiếng Việt): trả về bộ đệm mới của rank (cùng độ dài và dtype) sau khi nhận
+    các thông điệp {"from", "chunk", "data"} của bước này: cộng vào mảnh tương ứng ở
+    reduce-scatter (step < N − 1), ghi đè ở all-gather; sau bước cuối mọi rank giữ TỔNG theo
+    phần tử của mọi bộ đệm.
     """
     raise NotImplementedError
 

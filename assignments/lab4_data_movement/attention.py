@@ -60,11 +60,14 @@ def standard_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: b
 
     Returns:
         (..., S, d) array with q's dtype. Use the numerically stable softmax
-        (subtract each row's max before exp).
+        (subtract each row's max before exp): the grader also uses scores
+        large enough that exp of an unshifted score overflows (above 88 in
+        float32, above 709 in float64).
 
     Tóm tắt (tiếng Việt): tính softmax(QKᵀ/√d)·V bằng cách tạo đủ ma trận điểm
-    (..., S, S), với softmax ổn định số (trừ max của mỗi hàng trước exp) và mặt nạ causal
-    nếu cần; trả về mảng (..., S, d) có dtype của q.
+    (..., S, S), với softmax ổn định số (trừ max của mỗi hàng trước exp; trình chấm dùng cả
+    điểm lớn đến mức exp tràn số nếu không trừ: trên 88 với float32, trên 709 với float64) và
+    mặt nạ causal nếu cần; trả về mảng (..., S, d) có dtype của q.
     """
     raise NotImplementedError
 
@@ -89,17 +92,29 @@ def tiled_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool
 
     Returns:
         (..., S, d) array with q's dtype. It must match standard attention
-        within 1e-10 in float64 and 1e-5 in float32.
+        within 1e-10 in float64 and 1e-5 in float32, also for scores large
+        enough that exp of an unshifted score overflows (above 88 in
+        float32, above 709 in float64): the running max is what keeps
+        every exp in range.
 
     Memory: never allocate an (S, S) or (..., S, S) array. Peak extra
     memory is O(block_size² + S·d) per leading index. The grader measures
-    it at S=2048, d=64, block_size=128 with float32 inputs and requires
-    less than 1/8 of the S×S float64 score matrix (4 MiB), beyond the
-    memory that passing q, k, v and returning the output costs.
+    the peak at S=1024 and at S=2048 (d=64, block_size=128, float32
+    inputs): going from 1024 to 2048 may add less than 1/8 of the S×S
+    float64 score matrix at S=2048 (4 MiB), beyond what the larger q, k, v
+    and output themselves cost. One S×S float32 matrix alone adds 12 MiB.
+
+    Time: every call has the lab's 20 s limit, on a grading machine that
+    may be busy. At S=2048 numpy on whole tiles takes a few hundredths of
+    a second, and numpy on one query row against one K/V block at a time
+    well under a second; Python loops over single scores (S² = 4 million
+    of them) do not fit. Vectorise at least over the keys of a block.
 
     Tóm tắt (tiếng Việt): cho cùng kết quả với standard_attention (sai khác ≤ 1e-10 với
-    float64, 1e-5 với float32; dtype của q) nhưng duyệt Q và K/V theo khối block_size hàng
-    với softmax trực tuyến (m, l, acc; nhân lại với exp(m_old − m_new)), không bao giờ cấp
-    phát mảng (S, S); bộ nhớ phụ đỉnh ở S=2048 phải dưới 4 MiB.
+    float64, 1e-5 với float32; dtype của q; kể cả khi điểm lớn đến mức exp tràn số nếu không
+    trừ max) nhưng duyệt Q và K/V theo khối block_size hàng với softmax trực tuyến (m, l, acc;
+    nhân lại với exp(m_old − m_new)), không bao giờ cấp phát mảng (S, S); từ S=1024 lên S=2048,
+    bộ nhớ đỉnh chỉ được tăng dưới 4 MiB (ngoài phần q, k, v và đầu ra lớn hơn). Mỗi lần gọi có giới hạn 20 s: hãy vector hoá bằng numpy ít nhất
+    trên các khoá của một khối, đừng lặp Python qua từng điểm.
     """
     raise NotImplementedError

@@ -90,6 +90,7 @@ import numpy as np
 
 import allreduce
 import attention
+import lab4_sim  # shipped: the recorded loader work and the simulated ring network
 import pipeline
 
 for module in (pipeline, attention, allreduce):  # pick up your latest edits
@@ -154,54 +155,60 @@ grader.check("slowest_stage")
 # %% [markdown] tags=["en"]
 # ## 2. Prefetching, and the GIL (section 6)
 #
-# `run_loader` loads and computes `n_items` items, either in one loop or with a background `threading.Thread` that loads ahead into a `queue.Queue(maxsize=queue_size)`. With `kind="sleep"` both stages are waits that release the GIL (disk, network, a GPU kernel): loading hides behind compute and the total approaches $n \cdot \max(t_\text{load}, t_\text{compute})$ instead of the sum (the chapter's example cuts 105 s to 55 s). The timeline shows it.
+# `run_loader` loads and computes `n_items` items, either in one loop or with a background `threading.Thread` that loads ahead into a `queue.Queue(maxsize=queue_size)`. It does the work through the shipped `lab4_sim.Recorder`: `rec.load(i, ...)` and `rec.compute(item, ...)` do one simulated stage each and record when it started and ended, in which thread and in which process. With `kind="sleep"` both stages are waits that release the GIL (disk, network, a GPU kernel): loading hides behind compute and the total approaches $n \cdot \max(t_\text{load}, t_\text{compute})$ instead of the sum (the chapter's example cuts 105 s to 55 s). The timeline below is drawn from those events.
+#
+# The grader reads the same events. It checks their order, never their speed: that some item $i+1$ is loaded while item $i$ is computed, that the loader never runs more than `queue_size` + 1 items ahead, and which thread and process did the work. A busy machine stretches the bars, but it cannot reorder them.
 
 # %% [markdown] tags=["vi"]
 # ## 2. Nạp trước, và GIL (mục 6)
 #
-# `run_loader` nạp và tính `n_items` phần tử, hoặc trong một vòng lặp duy nhất, hoặc với một luồng nền `threading.Thread` nạp trước vào một `queue.Queue(maxsize=queue_size)`. Với `kind="sleep"`, cả hai chặng đều là những lần chờ có nhả GIL (đĩa, mạng, một kernel GPU): việc nạp được ẩn sau việc tính toán và tổng thời gian tiến gần tới $n \cdot \max(t_\text{load}, t_\text{compute})$ thay vì tổng của hai thời gian (ví dụ của chương giảm 105 s xuống 55 s). Biểu đồ dòng thời gian cho thấy điều đó.
+# `run_loader` nạp và tính `n_items` phần tử, hoặc trong một vòng lặp duy nhất, hoặc với một luồng nền `threading.Thread` nạp trước vào một `queue.Queue(maxsize=queue_size)`. Hàm làm việc qua `lab4_sim.Recorder` có sẵn: `rec.load(i, ...)` và `rec.compute(item, ...)` mỗi lệnh làm một chặng mô phỏng và ghi lại lúc bắt đầu, lúc kết thúc, luồng nào và tiến trình nào đã làm. Với `kind="sleep"`, cả hai chặng đều là những lần chờ có nhả GIL (đĩa, mạng, một kernel GPU): việc nạp được ẩn sau việc tính toán và tổng thời gian tiến gần tới $n \cdot \max(t_\text{load}, t_\text{compute})$ thay vì tổng của hai thời gian (ví dụ của chương giảm 105 s xuống 55 s). Biểu đồ dòng thời gian dưới đây được vẽ từ các sự kiện đó.
+#
+# Trình chấm đọc cùng các sự kiện ấy. Nó kiểm tra thứ tự của chúng, không bao giờ kiểm tra tốc độ: có phần tử $i+1$ nào được nạp trong khi phần tử $i$ đang được tính không, bộ nạp không bao giờ chạy trước quá `queue_size` + 1 phần tử, và luồng, tiến trình nào đã làm việc. Một máy bận làm các thanh dài ra, nhưng không thể đảo thứ tự của chúng.
 
 # %%
-def wall(**kw):
-    t0 = time.perf_counter()
-    timeline = pipeline.run_loader(**kw)
-    return time.perf_counter() - t0, timeline
+def span(report):
+    """Seconds from the Recorder's start to the last event's end."""
+    return max(e["end"] for e in report["events"])
 
 kw = dict(n_items=6, load_work=0.03, compute_work=0.03, kind="sleep", queue_size=2)
-t_seq, tl_seq = wall(prefetch=False, **kw)
-t_pre, tl_pre = wall(prefetch=True, **kw)
-print(f"sequential {t_seq:.3f} s, prefetch {t_pre:.3f} s: {t_pre / t_seq:.2f}x (ideal 0.5x)")
+reports = {prefetch: pipeline.run_loader(prefetch=prefetch, **kw) for prefetch in (False, True)}
+print(f"sequential {span(reports[False]):.3f} s, prefetch {span(reports[True]):.3f} s: "
+      f"{span(reports[True]) / span(reports[False]):.2f}x (ideal 0.5x)")
+for prefetch, report in reports.items():
+    loaders = {e["thread"] for e in report["events"] if e["stage"] == "load"}
+    print(f"prefetch={prefetch}: loads in thread(s) {sorted(loaders)}, computes in the calling thread {report['thread']}")
 
 fig, axes = plt.subplots(2, 1, figsize=(8, 3), sharex=True)
-for ax, tl, title in ((axes[0], tl_seq, "sequential"), (axes[1], tl_pre, "prefetch thread")):
-    for i in range(kw["n_items"]):
-        ax.broken_barh([(tl["load_start"][i], tl["load_end"][i] - tl["load_start"][i])], (1, 0.8), color="tab:orange", edgecolor="white")
-        ax.broken_barh([(tl["compute_start"][i], tl["compute_end"][i] - tl["compute_start"][i])], (0, 0.8), color="tab:blue", edgecolor="white")
+for ax, prefetch, title in ((axes[0], False, "sequential"), (axes[1], True, "prefetch thread")):
+    for e in reports[prefetch]["events"]:
+        row, color = (1, "tab:orange") if e["stage"] == "load" else (0, "tab:blue")
+        ax.broken_barh([(e["start"], e["end"] - e["start"])], (row, 0.8), color=color, edgecolor="white")
     ax.set_yticks([0.4, 1.4], ["compute", "load"])
     ax.set_title(title, fontsize=9)
-axes[1].set_xlabel("seconds since the call began")
+axes[1].set_xlabel("seconds since the Recorder was created")
 plt.tight_layout()
 
 # %% [markdown] tags=["en"]
 # Now make loading **pure-Python CPU work** (`kind="python_cpu"`: a bytecode loop that holds the GIL, like decoding or augmenting samples in plain Python). Only one thread can run Python bytecode at a time, so the same prefetch thread buys nothing.
 #
-# Wall times alone are a noisy witness on a shared machine (either run can win by chance), so the cell also prints CPU time per second of wall time. Under the GIL a call can use at most about **one** CPU-second per second however many threads it starts; two loaders truly in parallel (processes) would approach two. That steadier ratio is what the grader checks.
+# Measure it yourself: the cell prints wall time and CPU time per second of wall time. Under the GIL a call can use at most about **one** CPU-second per second however many threads it starts; two loaders truly in parallel (processes) would approach two. Timings on a shared machine are noisy, so the grader does not time this; it checks from the events that your loader is a thread of the same process, which is the setting the GIL governs.
 #
 # **Question for your write-up:** why does the thread help in the first case and not in the second? What does PyTorch's `DataLoader(num_workers=...)` do instead?
 
 # %% [markdown] tags=["vi"]
 # Bây giờ hãy biến việc nạp thành **công việc CPU thuần Python** (`kind="python_cpu"`: một vòng lặp bytecode giữ GIL, giống như giải mã hay tăng cường (augment) mẫu bằng Python thuần). Tại mỗi thời điểm chỉ một luồng được chạy bytecode Python, nên cũng luồng nạp trước ấy chẳng mang lại gì.
 #
-# Trên một máy dùng chung, riêng thời gian thực (wall time) là bằng chứng nhiễu (lần chạy nào cũng có thể nhanh hơn do tình cờ), nên ô này còn in thời gian CPU trên mỗi giây thời gian thực. Dưới GIL, một lần gọi dùng được tối đa khoảng **một** giây CPU mỗi giây, dù khởi chạy bao nhiêu luồng; hai bộ nạp thực sự song song (tiến trình) sẽ tiến gần tới hai. Tỉ số ổn định hơn này là thứ trình chấm kiểm tra.
+# Hãy tự đo: ô này in thời gian thực (wall time) và thời gian CPU trên mỗi giây thời gian thực. Dưới GIL, một lần gọi dùng được tối đa khoảng **một** giây CPU mỗi giây, dù khởi chạy bao nhiêu luồng; hai bộ nạp thực sự song song (tiến trình) sẽ tiến gần tới hai. Trên một máy dùng chung, số đo thời gian bị nhiễu, nên trình chấm không đo thời gian ở đây; nó kiểm tra từ các sự kiện rằng bộ nạp của bạn là một luồng của cùng tiến trình, đúng là tình huống mà GIL chi phối.
 #
 # **Câu hỏi cho bài báo cáo của bạn:** vì sao luồng giúp ích trong trường hợp thứ nhất mà không giúp trong trường hợp thứ hai? Thay vào đó, `DataLoader(num_workers=...)` của PyTorch làm gì?
 
 # %%
 kw = dict(n_items=8, load_work=1_000_000, compute_work=1_000_000, kind="python_cpu", queue_size=2)
 for prefetch in (False, True):
-    c0 = time.process_time()  # CPU time of all this process's threads
-    t, _ = wall(prefetch=prefetch, **kw)
-    cpu = time.process_time() - c0
+    c0, t0 = time.process_time(), time.perf_counter()  # CPU time of all this process's threads; wall time
+    pipeline.run_loader(prefetch=prefetch, **kw)
+    cpu, t = time.process_time() - c0, time.perf_counter() - t0
     print(f"pure-Python loading, prefetch={prefetch}: wall {t:.3f} s, CPU {cpu:.3f} s, "
           f"{cpu / t:.2f} CPU-seconds per second")
 
@@ -230,10 +237,10 @@ for causal in (False, True):
 
 
 # %% [markdown] tags=["en"]
-# Peak memory against S, measured with `tracemalloc` (it sees numpy's allocations). The standard version grows like S², the tiled one like S·d plus one tile. The grader's budget at S = 2048 is 1/8 of the S×S float64 matrix.
+# Peak memory against S, measured with `tracemalloc` (it sees numpy's allocations). The standard version grows like S², the tiled one like S·d plus one tile. The grader measures how much the peak grows from S = 1024 to S = 2048: less than 1/8 of the S×S float64 matrix at S = 2048 (4 MiB), beyond the larger inputs and output.
 
 # %% [markdown] tags=["vi"]
-# Bộ nhớ đỉnh theo S, đo bằng `tracemalloc` (nó thấy được các lần cấp phát của numpy). Bản tiêu chuẩn tăng như S², bản chia khối tăng như S·d cộng thêm một ô. Ngân sách của trình chấm ở S = 2048 là 1/8 ma trận S×S float64.
+# Bộ nhớ đỉnh theo S, đo bằng `tracemalloc` (nó thấy được các lần cấp phát của numpy). Bản tiêu chuẩn tăng như S², bản chia khối tăng như S·d cộng thêm một ô. Trình chấm đo mức tăng của bộ nhớ đỉnh từ S = 1024 lên S = 2048: phải dưới 1/8 ma trận S×S float64 ở S = 2048 (4 MiB), ngoài phần đầu vào và đầu ra lớn hơn.
 
 # %%
 def peak_mib(fn, **kw):
@@ -258,7 +265,7 @@ ax.set_xlabel("sequence length S")
 ax.set_ylabel("peak extra memory (MiB)")
 ax.legend(fontsize=8)
 plt.tight_layout()
-print(f"S=2048: tiled {tiled_mib[-1]:.2f} MiB, budget {2048 * 2048 * 8 / 8 / 2**20:.0f} MiB")
+print(f"S=1024 -> 2048: tiled grows by {tiled_mib[-1] - tiled_mib[-2]:.2f} MiB, standard by {std_mib[-1] - std_mib[-2]:.1f} MiB; budget {2048 * 2048 * 8 / 8 / 2**20:.0f} MiB")
 
 # %%
 grader.check("tiled_attention")
@@ -266,25 +273,49 @@ grader.check("tiled_attention")
 # %% [markdown] tags=["en"]
 # ## 4. Ring AllReduce (section 7)
 #
-# Each of N ranks holds a gradient buffer of M elements. The ring splits it into N chunks: N−1 steps of reduce-scatter, after which every rank owns the full sum of one chunk, then N−1 steps of all-gather. The result is the **sum** on every rank (not the mean), and each rank sends 2(N−1)/N × M elements, that is 2(N−1)/N × 4M bytes in float32, almost independent of N. Count the bytes your simulation really sends.
+# Each of N ranks holds a gradient buffer of M elements. The ring splits it into N chunks: N−1 steps of reduce-scatter, after which every rank owns the full sum of one chunk, then N−1 steps of all-gather. The result is the **sum** on every rank (not the mean), and each rank sends 2(N−1)/N × M elements, that is 2(N−1)/N × 4M bytes in float32, almost independent of N.
+#
+# You write what **one rank does at one step**: `ring_send` (which chunk goes to the next rank) and `ring_receive` (add it in, or overwrite). The shipped `lab4_sim.run_ring` plays all N ranks: each call sees only that rank's own buffer, and the messages travel over a simulated network that carries them only from rank r to rank (r + 1) mod N and counts the bytes every rank sends. The grader runs the same simulation and watches every message. Below: 3 ranks, 6 elements, step by step.
 
 # %% [markdown] tags=["vi"]
 # ## 4. AllReduce vòng (mục 7)
 #
-# Mỗi rank trong N rank giữ một bộ đệm gradient gồm M phần tử. Thuật toán vòng chia bộ đệm thành N mảnh (chunk): N−1 bước reduce-scatter, sau đó mỗi rank sở hữu tổng đầy đủ của một mảnh, rồi N−1 bước all-gather. Kết quả là **tổng** trên mọi rank (không phải trung bình), và mỗi rank gửi 2(N−1)/N × M phần tử, tức 2(N−1)/N × 4M byte với float32, gần như không phụ thuộc vào N. Hãy đếm số byte mà mô phỏng của bạn thực sự gửi.
+# Mỗi rank trong N rank giữ một bộ đệm gradient gồm M phần tử. Thuật toán vòng chia bộ đệm thành N mảnh (chunk): N−1 bước reduce-scatter, sau đó mỗi rank sở hữu tổng đầy đủ của một mảnh, rồi N−1 bước all-gather. Kết quả là **tổng** trên mọi rank (không phải trung bình), và mỗi rank gửi 2(N−1)/N × M phần tử, tức 2(N−1)/N × 4M byte với float32, gần như không phụ thuộc vào N.
+#
+# Bạn viết việc **một rank làm ở một bước**: `ring_send` (mảnh nào đi tới rank kế tiếp) và `ring_receive` (cộng vào, hoặc ghi đè). `lab4_sim.run_ring` có sẵn mô phỏng cả N rank: mỗi lần gọi chỉ thấy bộ đệm của chính rank đó, và các thông điệp đi qua một mạng mô phỏng chỉ chuyển chúng từ rank r tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Trình chấm chạy cùng mô phỏng đó và theo dõi từng thông điệp. Dưới đây: 3 rank, 6 phần tử, từng bước một.
 
 # %%
-buffers = [rng.integers(-9, 10, size=10) for _ in range(4)]  # 10 elements over 4 ranks
-out = allreduce.ring_allreduce(buffers=buffers)
-print("chunks:", allreduce.chunk_bounds(M=10, N=4))
+N = 3
+buffers = [np.array([1, 2, 3, 4, 5, 6]) * 10**r for r in range(N)]  # rank r: digits in the 10**r place
+out = lab4_sim.run_ring(buffers=buffers, send=allreduce.ring_send, receive=allreduce.ring_receive, history=True)
+print("chunks:", allreduce.chunk_bounds(M=6, N=N))
+for step, state in enumerate(out["history"]):
+    if step == 0:
+        label = "start"
+    else:
+        phase, t = ("reduce-scatter", step - 1) if step - 1 < N - 1 else ("all-gather", step - 1 - (N - 1))
+        sent = ", ".join(f"{m['from']}->{m['to']}: chunk {m['chunk']}" for m in out["log"] if m["step"] == step - 1)
+        label = f"{phase} {t} ({sent})"
+    print(f"{label:>62} | " + " | ".join(" ".join(f"{x:3d}" for x in b) for b in state))
 print("sum on every rank:", all(np.array_equal(r, np.sum(buffers, axis=0)) for r in out["results"]))
-print("bytes sent per rank:", out["bytes_sent"])
+print("bytes sent per rank, counted by the network:", out["bytes_sent"])
 
+# The network enforces the ring: a message to any rank but (r + 1) mod N is refused.
+def send_two_ahead(*, rank, N, step, buffer):
+    return [{"to": (rank + 2) % N, "chunk": 0, "data": buffer[:1]}]
+
+try:
+    lab4_sim.run_ring(buffers=buffers, send=send_two_ahead, receive=allreduce.ring_receive)
+except lab4_sim.RingError as err:
+    print("refused:", err)
+
+# %%
 M = 1000  # float32 elements: 4000 bytes per rank
-Ns = [2, 3, 4, 6, 8, 12, 16, 24, 32]
-measured = [np.mean(allreduce.ring_allreduce(buffers=[np.ones(M, np.float32)] * N)["bytes_sent"]) for N in Ns]
+Ns = [2, 3, 4, 6, 8, 12, 16]
+measured = [np.mean(lab4_sim.run_ring(buffers=[np.ones(M, np.float32)] * N, send=allreduce.ring_send,
+                                      receive=allreduce.ring_receive)["bytes_sent"]) for N in Ns]
 fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.plot(Ns, measured, "o", label="ring, measured (mean over ranks)")
+ax.plot(Ns, measured, "o", label="ring, counted by the network (mean over ranks)")
 ax.plot(Ns, [allreduce.allreduce_bytes_per_rank(M_bytes=4 * M, N=N) for N in Ns], "-", label="ring: 2(N−1)/N × 4M bytes")
 ax.plot(Ns, [(N - 1) * 4 * M for N in Ns], "--", label="naive: whole buffer to every rank")
 ax.axhline(2 * 4 * M, color="gray", lw=0.5)
@@ -339,7 +370,7 @@ grader.check("network_wall")
 # autograder submit lab4    # builds the zip to upload
 # ```
 #
-# The public tests are quick snapshot checks. More **hidden tests run at grading**: random shapes and lengths, causal masks and several heads, float32 and float64 tolerances, measured wall time and CPU time of your loader, and measured peak memory of `tiled_attention` at S = 2048. Passing the public tests is necessary, not sufficient.
+# The public tests are quick snapshot checks. More **hidden tests run at grading**: random shapes and lengths, causal masks and several heads, float32 and float64 tolerances, the recorded events of your loader (overlap, the queue bound, threads and processes), every message of your ring as the simulated network carries it, and how much the measured peak memory of `tiled_attention` grows from S = 1024 to S = 2048. Passing the public tests is necessary, not sufficient.
 #
 # In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
 
@@ -353,6 +384,6 @@ grader.check("network_wall")
 # autograder submit lab4    # tạo tệp zip để tải lên
 # ```
 #
-# Các bài kiểm thử công khai là những kiểm tra nhanh dạng ảnh chụp (snapshot). Khi chấm điểm còn chạy thêm nhiều **bài kiểm thử ẩn**: hình dạng và độ dài ngẫu nhiên, mặt nạ nhân quả (causal mask) và nhiều head, dung sai của float32 và float64, thời gian thực (wall time) và thời gian CPU đo được của bộ nạp của bạn, và bộ nhớ đỉnh đo được của `tiled_attention` ở S = 2048. Vượt qua các bài kiểm thử công khai là điều kiện cần, chưa phải điều kiện đủ.
+# Các bài kiểm thử công khai là những kiểm tra nhanh dạng ảnh chụp (snapshot). Khi chấm điểm còn chạy thêm nhiều **bài kiểm thử ẩn**: hình dạng và độ dài ngẫu nhiên, mặt nạ nhân quả (causal mask) và nhiều head, dung sai của float32 và float64, các sự kiện đã ghi của bộ nạp của bạn (chồng lấp, giới hạn hàng đợi, luồng và tiến trình), từng thông điệp của vòng AllReduce của bạn khi mạng mô phỏng chuyển nó, và mức tăng của bộ nhớ đỉnh đo được của `tiled_attention` từ S = 1024 lên S = 2048. Vượt qua các bài kiểm thử công khai là điều kiện cần, chưa phải điều kiện đủ.
 #
 # Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai, từng câu hỏi một; `grader.check_all()` chạy tất cả.

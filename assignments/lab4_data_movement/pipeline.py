@@ -21,43 +21,8 @@ from __future__ import annotations
 
 import queue  # queue.Queue(maxsize=...): the bounded buffer between loader and consumer
 import threading  # threading.Thread: the background loader
-import time
-from itertools import repeat
 
-# --------------------------------------------------------------------------
-# Given scaffolding: simulated work for the prefetching exercise.
-# --------------------------------------------------------------------------
-
-
-def python_work(n: int) -> int:
-    """Pure-Python busy loop of ``n`` iterations (about 30 ns each).
-
-    It executes Python bytecode the whole time, so it holds the GIL, like
-    decoding or augmenting samples in plain Python. It allocates nothing,
-    so tracing memory does not slow it down. Given; do not change it.
-    """
-    x = 0
-    for _ in repeat(None, int(n)):
-        x = (x + 3) & 255
-    return x
-
-
-def do_work(*, kind: str, amount: float) -> None:
-    """One simulated stage of work. Given; do not change it.
-
-    kind="sleep":      ``time.sleep(amount)``: ``amount`` is in seconds. A wait
-                       that releases the GIL, like disk or network I/O or a
-                       GPU kernel the CPU waits on.
-    kind="python_cpu": ``python_work(int(amount))``: ``amount`` is a number
-                       of loop iterations. CPU work that holds the GIL.
-    """
-    if kind == "sleep":
-        time.sleep(amount)
-    elif kind == "python_cpu":
-        python_work(int(amount))
-    else:
-        raise ValueError(f"kind must be 'sleep' or 'python_cpu', got {kind!r}")
-
+from lab4_sim import Recorder  # shipped: does each stage's simulated work and records it
 
 # --------------------------------------------------------------------------
 # The slowest stage wins.
@@ -206,36 +171,48 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
                prefetch: bool = False, queue_size: int = 2) -> dict:
     """Load and compute ``n_items`` items, sequentially or with a prefetch thread.
 
-    Loading item i is ``do_work(kind=kind, amount=load_work)``; computing on
-    it is ``do_work(kind=kind, amount=compute_work)`` (see do_work for what
-    the amounts mean: seconds for "sleep", loop iterations for
-    "python_cpu"). Items are computed in order 0, 1, ..., n_items-1.
+    Create one ``lab4_sim.Recorder()`` at the start of the call (in the
+    calling thread). Loading item i is ``rec.load(i, kind=kind,
+    amount=load_work)``, which returns the item; computing on it is
+    ``rec.compute(item, kind=kind, amount=compute_work)``. (The amounts are
+    seconds for kind="sleep", a wait that releases the GIL, and loop
+    iterations for kind="python_cpu", pure-Python work that holds it.)
+    Load every item exactly once, in order 0, 1, ..., n_items−1, and
+    compute every item exactly once, in the same order, in the calling
+    thread.
 
     prefetch=False: one loop in the calling thread: load item i, compute
         item i, then item i+1.
-    prefetch=True: one background ``threading.Thread`` loads the items in
-        order and puts each into a ``queue.Queue(maxsize=queue_size)`` right
-        after loading it; the calling thread takes items from the queue and
-        computes them. At most ``queue_size`` loaded items wait in the queue,
-        so the loader never runs more than queue_size + 1 items ahead. The
+    prefetch=True: one background ``threading.Thread`` (not a process)
+        loads the items in order and puts each into a
+        ``queue.Queue(maxsize=queue_size)`` right after loading it; the
+        calling thread takes items from the queue and computes them. The
         thread is finished (joined) before the function returns.
 
-    The grader measures wall time and CPU time around your call from
-    outside (CPU time of every thread, plus any child process the call
-    waits for); the timeline below is only checked for structure (and
-    plotted in the notebook).
+    The grader judges only the recorded events, never a timing threshold:
+      * every item loaded once and computed once, in order, each compute
+        after its own load, with the kind and amounts asked for;
+      * prefetch=False: everything in the calling thread, and no item
+        loaded while the previous one is being computed;
+      * prefetch=True: loads in one other thread of the same process,
+        computes in the calling thread, and loading overlaps computing
+        (some item i+1 starts loading before item i finishes computing);
+      * the queue bound: at most queue_size items wait in the queue and the
+        loader holds one more while it waits to put it, so loading item i
+        never starts before item i − queue_size − 2 has finished computing.
+    Each call has the lab's 20 s time limit; the grader's cases sleep for
+    well under 1 s in total.
 
     Returns:
-        dict with exactly these keys:
-          "order" (list[int]): the item ids in the order they were computed;
-          "load_start", "load_end", "compute_start", "compute_end"
-              (list[float], n_items each, indexed by item id): seconds since
-              the call began (``time.perf_counter()``), taken just before and
-              just after loading / computing that item.
+        ``rec.report()``: a dict with the keys "pid" and "thread" (of the
+        calling thread) and "events" (every load and compute event; see
+        lab4_sim.Recorder).
 
-    Tóm tắt (tiếng Việt): nạp rồi tính n_items phần tử theo thứ tự bằng do_work (amount:
-    giây với "sleep", số vòng lặp với "python_cpu"), tuần tự hoặc với một luồng nền nạp trước
-    vào queue.Queue(maxsize=queue_size), được join trước khi trả về; trả về dict đúng các khoá
-    "order" và "load_start"/"load_end"/"compute_start"/"compute_end" (giây từ lúc gọi hàm).
+    Tóm tắt (tiếng Việt): tạo một lab4_sim.Recorder() ở đầu lời gọi; nạp mỗi phần tử đúng
+    một lần theo thứ tự bằng rec.load(i, ...) và tính nó đúng một lần, theo cùng thứ tự, trong
+    luồng gọi hàm bằng rec.compute(item, ...); tuần tự, hoặc với một luồng nền threading.Thread
+    (không phải tiến trình) nạp trước vào queue.Queue(maxsize=queue_size), được join trước khi
+    trả về. Trình chấm chỉ xét các sự kiện đã ghi (chồng lấp, giới hạn hàng đợi, luồng và tiến
+    trình), không xét ngưỡng thời gian; mỗi lần gọi có giới hạn 20 s. Trả về rec.report().
     """
     raise NotImplementedError

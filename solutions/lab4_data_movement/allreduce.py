@@ -8,9 +8,16 @@ copied around). Each rank sends 2(N−1)/N × M bytes, almost independent of N,
 which is why the ring is bandwidth-optimal, and also why a big model's
 gradients can still hit a network wall.
 
+You write what one rank does at one step (ring_send, ring_receive); the
+shipped simulation lab4_sim.run_ring plays all N ranks over a simulated
+network that only carries messages from rank r to rank (r + 1) mod N and
+counts the bytes each rank sends. The grader runs the same simulation on
+its own copy and watches every message.
+
 Conventions:
   * AllReduce returns the element-wise SUM over ranks, not the mean.
-  * Bytes are counted as elements × itemsize of the buffers' dtype.
+  * Bytes are counted as elements × itemsize of the buffers' dtype: the
+    nbytes of every message's data.
   * GB means 10**9 bytes; link bandwidths are in GB/s.
 """
 
@@ -40,64 +47,87 @@ def chunk_bounds(*, M: int, N: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def ring_allreduce(*, buffers: list[np.ndarray]) -> dict:
-    """Simulate ring AllReduce (sum) over N = len(buffers) ranks.
+def ring_chunk(*, rank: int, N: int, step: int) -> int:
+    """The chunk that rank ``rank`` sends at ``step`` of the ring (the schedule below).
 
-    Rank r holds buffers[r], a 1-D array of length M (all ranks have the
-    same length and dtype; M need not be divisible by N). Split the buffer
-    into N chunks with chunk_bounds(M=M, N=N). Rank r only ever sends to
-    rank (r + 1) mod N.
-      * Reduce-scatter, steps s = 0 .. N−2: every rank r sends its chunk
-        (r − s) mod N to rank r+1, which adds it into its own copy of that
-        chunk. Afterwards rank r holds the full sum of chunk (r + 1) mod N.
-      * All-gather, steps s = 0 .. N−2: every rank r sends its chunk
-        (r + 1 − s) mod N to rank r+1, which overwrites its copy with it.
-    Within a step all ranks send at the same time: a rank sends what it
-    held at the start of the step.
-
-    Count the bytes each rank actually sends (the nbytes of every chunk it
-    sends), over both phases. With M divisible by N this is
-    2(N−1)/N × M × itemsize per rank.
-
-    Args:
-        buffers: N 1-D arrays of equal length and dtype. Do not modify them.
+    Steps s = 0 .. N−2 are reduce-scatter: rank r sends chunk (r − s) mod N.
+    Steps s = N−1 .. 2N−3 are all-gather step t = s − (N−1): rank r sends
+    chunk (r + 1 − t) mod N.
 
     Returns:
-        dict with exactly these keys:
-          "results" (list of N 1-D arrays): rank r's buffer at the end, the
-              element-wise sum of all buffers, same dtype and length;
-          "bytes_sent" (list of N ints): bytes sent by each rank.
+        int in 0 .. N−1.
     """
-    N = len(buffers)
-    assert N >= 1, "AllReduce needs at least one rank"
-    M = buffers[0].shape[0]
-    assert all(b.shape == (M,) and b.dtype == buffers[0].dtype for b in buffers), "buffers must be 1-D, same length and dtype"
-    data = [b.copy() for b in buffers]  # each rank's own buffer; the inputs stay untouched
-    chunks = chunk_bounds(M=M, N=N)
-    sent = [0] * N
+    assert 0 <= step < 2 * (N - 1), f"a ring over {N} ranks has steps 0..{2 * (N - 1) - 1}, got {step}"
+    if step < N - 1:
+        return (rank - step) % N
+    return (rank + 1 - (step - (N - 1))) % N
 
-    def send(r: int, c: int) -> tuple[int, np.ndarray]:
-        """Rank r puts a copy of its chunk c on the wire; count the bytes."""
-        lo, hi = chunks[c]
-        msg = data[r][lo:hi].copy()  # a copy: the receiver must not see later updates
-        sent[r] += msg.nbytes
-        return c, msg
 
-    # Reduce-scatter: at step s rank r passes its partial sum of chunk (r - s) to rank r+1,
-    # which adds its own contribution; the chunk it receives is the one it sends next step.
-    for s in range(N - 1):
-        outgoing = [send(r, (r - s) % N) for r in range(N)]  # every rank sends at once
-        for r, (c, msg) in enumerate(outgoing):
-            lo, hi = chunks[c]
-            data[(r + 1) % N][lo:hi] += msg
-    # Now rank r owns the full sum of chunk (r + 1) % N.
-    # All-gather: pass the finished chunks around the ring; receivers overwrite.
-    for s in range(N - 1):
-        outgoing = [send(r, (r + 1 - s) % N) for r in range(N)]
-        for r, (c, msg) in enumerate(outgoing):
-            lo, hi = chunks[c]
-            data[(r + 1) % N][lo:hi] = msg
-    return {"results": data, "bytes_sent": sent}
+def ring_send(*, rank: int, N: int, step: int, buffer: np.ndarray) -> list[dict]:
+    """The messages rank ``rank`` sends at ``step`` of ring AllReduce (sum).
+
+    The simulation (``lab4_sim.run_ring``, which the grader runs on its own
+    copy) plays N ranks on a ring, for 2(N−1) steps. At each step it first
+    calls ring_send for every rank, with a copy of that rank's buffer as it
+    is at the start of the step, carries the messages over its network,
+    then calls ring_receive for every rank. A call sees one rank's own
+    buffer and nothing else, as on a real cluster; the network counts the
+    bytes each rank sends.
+
+    The buffer (1-D, length M, any numeric dtype; M need not be divisible
+    by N) is split into N chunks with chunk_bounds(M=M, N=N). The schedule:
+      * Reduce-scatter, steps s = 0 .. N−2: rank r sends its chunk
+        (r − s) mod N; the receiver adds it into its own copy of that
+        chunk. Afterwards rank r holds the full sum of chunk (r + 1) mod N.
+      * All-gather, steps s = N−1 .. 2N−3, with t = s − (N−1): rank r sends
+        its chunk (r + 1 − t) mod N; the receiver overwrites its copy.
+    ring_chunk(rank=, N=, step=) gives that index.
+
+    Rank r only ever sends to rank (r + 1) mod N: the network refuses any
+    other destination (lab4_sim.RingError). Send exactly one message per
+    step, carrying exactly that chunk's elements.
+
+    Returns:
+        list with one message, a dict with exactly these keys:
+          "to" (int): (rank + 1) % N;
+          "chunk" (int): the chunk's index c;
+          "data" (1-D array, the buffer's dtype): buffer[start:stop] of
+              chunk c. The network counts its nbytes as bytes sent.
+        Over both phases each rank then sends 2(N−1)/N × M × itemsize bytes
+        when N divides M.
+    """
+    c = ring_chunk(rank=rank, N=N, step=step)
+    lo, hi = chunk_bounds(M=buffer.shape[0], N=N)[c]
+    return [{"to": (rank + 1) % N, "chunk": c, "data": buffer[lo:hi].copy()}]
+
+
+def ring_receive(*, rank: int, N: int, step: int, buffer: np.ndarray, messages: list[dict]) -> np.ndarray:
+    """Rank ``rank``'s buffer after it receives ``messages`` at ``step``.
+
+    ``buffer`` is a copy of the rank's buffer at the start of the step;
+    ``messages`` are the messages the network delivered to this rank at
+    this step (on the ring, one from rank (rank − 1) mod N), each a dict
+    {"from": int, "chunk": int, "data": 1-D array}. See ring_send for the
+    schedule. In reduce-scatter (step < N − 1) add each message's data
+    into the rank's copy of that chunk; in all-gather (step ≥ N − 1)
+    overwrite the chunk with it.
+
+    After the last step every rank holds the element-wise SUM of all ranks'
+    buffers (not the mean), bit-identical on every rank.
+
+    Returns:
+        1-D array: the rank's new buffer, the same length and dtype as
+        ``buffer``.
+    """
+    out = buffer.copy()
+    bounds = chunk_bounds(M=buffer.shape[0], N=N)
+    for msg in messages:
+        lo, hi = bounds[msg["chunk"]]
+        if step < N - 1:
+            out[lo:hi] += msg["data"]  # reduce-scatter: accumulate the partial sum
+        else:
+            out[lo:hi] = msg["data"]  # all-gather: the finished chunk replaces the copy
+    return out
 
 
 def allreduce_bytes_per_rank(*, M_bytes: float, N: int) -> float:

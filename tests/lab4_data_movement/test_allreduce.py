@@ -1,8 +1,15 @@
-"""Hidden tests, question "ring_allreduce": the sum on every rank, and the bytes moved.
+"""Hidden tests, question "ring_allreduce": the sum on every rank, over a network that watches.
 
-Ground truth is numpy's element-wise sum over ranks and byte counts derived
-here; the reference is also checked against torch.distributed (gloo) in the
-framework tests.
+The student writes one rank's step (ring_send, ring_receive). These tests
+run the ring here, in the grader, with the engine's copy of
+lab4_sim.run_ring: every call sees one rank's own buffer, every message
+crosses the trusted RingNetwork, which refuses any destination but
+(r + 1) mod N and counts the bytes each rank sends. So a submission that
+computes the sum without passing messages has nothing to compute it from
+(and module-level state that does so sends no bytes), and the byte counts
+are the network's, never the submission's. Ground truth: numpy's sum here,
+and the documented schedule played here step by step; the reference is
+also checked against torch.distributed (gloo) in the framework tests.
 """
 
 import numpy as np
@@ -10,13 +17,36 @@ import pytest
 
 from autograder import messages as M
 from autograder.i18n import N_, _
-from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
+from autograder.testing import assert_close, assert_equal, assert_scalar
 
 pytestmark = pytest.mark.question("ring_allreduce")
 
 # Integers add exactly; floats may be summed in any order (the ring's differs from numpy's).
-TOL = {"int64": dict(rtol=0, atol=0), "float64": dict(rtol=1e-12, atol=1e-12), "float32": dict(rtol=1e-5, atol=1e-5)}
-NOT_IDENTICAL = N_("{what}{case}: rank {rank} ends with a different buffer than rank 0 (max abs difference {diff:.3g})")
+TOL = {"int64": dict(rtol=0, atol=0), "int32": dict(rtol=0, atol=0), "float64": dict(rtol=1e-12, atol=1e-12),
+       "float32": dict(rtol=1e-5, atol=1e-5)}
+NOT_IDENTICAL = N_("{what}{case}: rank {rank} ends with a different buffer than rank 0 (max abs difference {diff})")
+# What the trusted network reports when a rank breaks the ring (lab4_sim.RingError.kind).
+RING_BROKEN = {
+    "neighbour": N_("ring AllReduce{case}: at step {step} rank {rank} sent to rank {to}; on a ring rank {rank} may "
+                    "only send to rank {next}, that is (rank + 1) mod N"),
+    "message": N_("ring AllReduce{case}: at step {step} rank {rank} sent a message that is not a dict with exactly "
+                  "the keys 'to' (an int), 'chunk' (an int below N) and 'data' (a 1-D numpy array)"),
+    "dtype": N_("ring AllReduce{case}: at step {step} rank {rank} sent data of another dtype than the buffers"),
+    "messages": N_("ring AllReduce{case}: at step {step} ring_send for rank {rank} did not return a list of messages"),
+    "buffer": N_("ring AllReduce{case}: at step {step} ring_receive for rank {rank} did not return a 1-D array "
+                 "of the buffer's length and dtype"),
+}
+MESSAGE_COUNT = N_("{what}{case}: at step {step} rank {rank} sent {count} messages; the ring sends exactly one "
+                   "per rank and step")
+WRONG_CHUNK = N_("{what}{case}: at step {step} ({phase}) rank {rank} sent chunk {got}; the schedule sends chunk "
+                 "{expected}")
+WRONG_PAYLOAD = N_("{what}{case}: at step {step} ({phase}) rank {rank}'s message is not its chunk {chunk} as it "
+                   "was at the start of the step ({symptom})")
+WRONG_STATE = N_("{what}{case}: after step {step} ({phase}) rank {rank}'s buffer is not what the ring holds "
+                 "there ({hint})")
+PHASES = {"rs": N_("reduce-scatter"), "ag": N_("all-gather")}
+HINTS = {"rs": N_("in reduce-scatter the receiver adds the chunk into its own copy"),
+         "ag": N_("in all-gather the receiver overwrites its copy of the chunk")}
 
 
 def make_buffers(rng, N, M_, dtype):
@@ -25,77 +55,155 @@ def make_buffers(rng, N, M_, dtype):
     return [rng.standard_normal(M_).astype(dtype) for _rank in range(N)]
 
 
-def check_sum_on_every_rank(student, rng, N, M_, dtype):
+def describe(N, M_, dtype) -> str:
+    return _("N={N} ranks, M={M} elements, {dtype}").format(N=N, M=M_, dtype=np.dtype(dtype).name)
+
+
+def true_bounds(M_, N):
+    """Chunk c is [start, stop): numpy's array_split convention, the first M mod N chunks one longer."""
+    sizes = [len(c) for c in np.array_split(np.arange(M_), N)]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+    return [(int(a), int(a + s)) for a, s in zip(starts, sizes)]
+
+
+def scheduled_chunk(r, N, s):
+    return (r - s) % N if s < N - 1 else (r + 1 - (s - (N - 1))) % N
+
+
+def true_ring(buffers):
+    """The documented ring, played here: every rank's buffer at the start and after each step."""
+    N, M_ = len(buffers), buffers[0].shape[0]
+    bounds = true_bounds(M_, N)
+    bufs = [b.copy() for b in buffers]
+    states = [[b.copy() for b in bufs]]
+    for s in range(2 * (N - 1)):
+        sent = [(scheduled_chunk(r, N, s), bufs[r][slice(*bounds[scheduled_chunk(r, N, s)])].copy())
+                for r in range(N)]
+        for r, (c, data) in enumerate(sent):
+            dst = bufs[(r + 1) % N]
+            lo, hi = bounds[c]
+            if s < N - 1:
+                dst[lo:hi] += data
+            else:
+                dst[lo:hi] = data
+        states.append([b.copy() for b in bufs])
+    return states
+
+
+def drive(sim, student, buffers, *, case, history=False, sends=None):
+    """Run the ring here with the student's per-rank functions; a broken ring rule fails the test."""
+    def send(**kw):
+        out = student.ring_send(**kw)
+        if sends is not None:
+            sends.append((kw["step"], kw["rank"], out))
+        return out
+
+    try:
+        return sim.run_ring(buffers=buffers, send=send, receive=student.ring_receive, history=history)
+    except sim.RingError as exc:
+        N = len(buffers)
+        raise AssertionError(M.say(RING_BROKEN[exc.kind], case=M.case_suffix(case), step=exc.step, rank=exc.rank,
+                                   to=exc.to, next=(exc.rank + 1) % N)) from None
+
+
+def check_sum_on_every_rank(sim, student, rng, N, M_, dtype):
     bufs = make_buffers(rng, N, M_, dtype)
-    out = student.ring_allreduce(buffers=bufs)
-    case = _("N={N} ranks, M={M} elements, {dtype}").format(N=N, M=M_, dtype=np.dtype(dtype).name)
-    assert_keys(out, ("results", "bytes_sent"), what="ring_allreduce", case=case)
-    assert_equal(len(out["results"]), N, what=_("number of per-rank results"), case=case)
+    case = describe(N, M_, dtype)
+    out = drive(sim, student, bufs, case=case)
     stacked = np.stack(bufs) if np.dtype(dtype).kind == "i" else np.stack(bufs).astype(np.float64)
     total = np.sum(stacked, axis=0)  # what every rank must hold: the SUM, not the mean
-    tol = TOL[np.dtype(dtype).name]
     for r, res in enumerate(out["results"]):
-        assert_equal(str(getattr(res, "dtype", type(res).__name__)), np.dtype(dtype).name,
-                     what=_("dtype of rank {r}'s result").format(r=r), case=case)
-        assert_close(res, total, what=_("rank {r}'s buffer after AllReduce").format(r=r), case=case, **tol)
+        assert_close(res, total, what=_("rank {r}'s buffer after AllReduce").format(r=r), case=case,
+                     **TOL[np.dtype(dtype).name])
         # All-gather copies the finished chunks, so every rank ends bit-identical.
         if not np.array_equal(res, out["results"][0]):
-            diff = float(np.max(np.abs(np.asarray(res, dtype=np.float64) - np.asarray(out["results"][0], dtype=np.float64))))
-            raise AssertionError(M.say(NOT_IDENTICAL, what="ring_allreduce", case=M.case_suffix(case), rank=r,
+            diff = float(np.max(np.abs(res.astype(np.float64) - out["results"][0].astype(np.float64))))
+            raise AssertionError(M.say(NOT_IDENTICAL, what="ring AllReduce", case=M.case_suffix(case), rank=r,
                                        diff=diff))
-    return out
+    return bufs, out
 
 
-def test_chunk_bounds(student):
+def test_chunk_bounds_and_schedule(student):
     for M_, N in [(12, 4), (10, 3), (3, 5), (0, 2), (1001, 8), (7, 1)]:
-        sizes = [len(c) for c in np.array_split(np.arange(M_), N)]  # first M mod N chunks one longer
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
-        expected = [(int(a), int(a + s)) for a, s in zip(starts, sizes)]
         got = student.chunk_bounds(M=M_, N=N)
         got = [tuple(int(x) for x in pair) for pair in got] if isinstance(got, (list, tuple)) else got
-        assert_equal(got, expected, what="chunk_bounds", case=f"M={M_}, N={N}")
+        assert_equal(got, true_bounds(M_, N), what="chunk_bounds", case=f"M={M_}, N={N}")
+    for N in (2, 3, 5, 8):
+        got = [[student.ring_chunk(rank=r, N=N, step=s) for r in range(N)] for s in range(2 * (N - 1))]
+        expected = [[scheduled_chunk(r, N, s) for r in range(N)] for s in range(2 * (N - 1))]
+        assert_equal(got, expected, what="ring_chunk", case=_("N={N}, every rank and step").format(N=N))
 
 
-def test_sum_on_every_rank(student, rng):
-    for N, M_, dtype in [(2, 8, np.int64), (4, 64, np.int64), (3, 300, np.float64), (8, 800, np.float64)]:
-        check_sum_on_every_rank(student, rng, N, M_, dtype)
+def test_sum_on_every_rank(sim, student, rng):
+    for N, M_, dtype in [(2, 8, np.int64), (4, 64, np.int64), (3, 300, np.float64), (8, 800, np.float64),
+                         (4, 40, np.float32)]:
+        check_sum_on_every_rank(sim, student, rng, N, M_, dtype)
 
 
-def test_sum_for_any_buffer_length(student, rng):
+def test_sum_for_any_buffer_length(sim, student, rng):
     # Lengths the rank count does not divide, shorter than N, a single element, and one rank.
     for N, M_, dtype in [(4, 10, np.int64), (3, 301, np.float64), (5, 3, np.int64), (6, 1, np.float64),
-                         (8, 8 * 13 + 5, np.int64), (1, 7, np.float64), (int(rng.integers(2, 9)), int(rng.integers(50, 500)), np.float64)]:
-        check_sum_on_every_rank(student, rng, N, M_, dtype)
+                         (8, 8 * 13 + 5, np.int64), (1, 7, np.float64),
+                         (int(rng.integers(2, 9)), int(rng.integers(50, 500)), np.float64)]:
+        check_sum_on_every_rank(sim, student, rng, N, M_, dtype)
 
 
-def test_bytes_sent_per_rank(student, rng):
-    # N >= 3: with two ranks the ring and a naive exchange send the same bytes.
-    for N, M_, dtype in [(3, 30, np.float32), (4, 64, np.int64), (8, 8 * 25, np.float64)]:
-        out = check_sum_on_every_rank(student, rng, N, M_, dtype)
-        itemsize = np.dtype(dtype).itemsize
-        expected = 2 * (N - 1) / N * M_ * itemsize
-        case = _("N={N} ranks, M={M} elements of {itemsize} bytes").format(N=N, M=M_, itemsize=itemsize)
-        assert_equal(len(out["bytes_sent"]), N, what=_("number of per-rank byte counts"), case=case)
-        for r, b in enumerate(out["bytes_sent"]):
-            assert_scalar(b, expected, what=_("bytes sent by rank {r}").format(r=r), case=case, rtol=0)
-
-
-def test_bytes_sent_counts_real_chunks(student, reference, rng):
-    # M not divisible by N: chunks differ by one element, so ranks send slightly different amounts.
-    for N, M_, dtype in [(3, 31, np.float32), (5, 3, np.int64), (6, 6 * 11 + 4, np.float64)]:
+def test_every_message_follows_the_ring(sim, student, rng):
+    # The network has already refused any destination but (r + 1) mod N; here every message is
+    # compared with the schedule, and every rank's buffer after every step with the ring's.
+    for N, M_, dtype in [(3, 30, np.int64), (4, 10, np.int64), (5, 23, np.float64),
+                         (int(rng.integers(3, 8)), int(rng.integers(20, 200)), np.float64)]:
         bufs = make_buffers(rng, N, M_, dtype)
-        out = student.ring_allreduce(buffers=bufs)
+        case = describe(N, M_, dtype)
+        sends: list = []
+        out = drive(sim, student, bufs, case=case, history=True, sends=sends)
+        truth = true_ring(bufs)
+        bounds = true_bounds(M_, N)
+        tol = TOL[np.dtype(dtype).name]
+        for step, rank, msgs in sends:
+            phase = "rs" if step < N - 1 else "ag"
+            sfx, ph = M.case_suffix(case), _(PHASES[phase])
+            if len(msgs) != 1:
+                raise AssertionError(M.say(MESSAGE_COUNT, what="ring_send", case=sfx, step=step, rank=rank,
+                                           count=len(msgs)))
+            c, expected = int(msgs[0]["chunk"]), scheduled_chunk(rank, N, step)
+            if c != expected:
+                raise AssertionError(M.say(WRONG_CHUNK, what="ring_send", case=sfx, step=step, phase=ph, rank=rank,
+                                           got=c, expected=expected))
+            data, own = np.asarray(msgs[0]["data"]), truth[step][rank][slice(*bounds[c])]
+            if data.shape != own.shape:
+                symptom = _("{got} elements instead of {expected}").format(got=data.size, expected=own.size)
+            elif not np.allclose(data, own, rtol=tol["rtol"], atol=tol["atol"]):
+                symptom = _("different values")
+            else:
+                continue
+            raise AssertionError(M.say(WRONG_PAYLOAD, what="ring_send", case=sfx, step=step, phase=ph, rank=rank,
+                                       chunk=c, symptom=symptom))
+        for step in range(2 * (N - 1)):
+            phase = "rs" if step < N - 1 else "ag"
+            for rank in range(N):
+                got, want = out["history"][step + 1][rank], truth[step + 1][rank]
+                if not np.allclose(got, want, rtol=tol["rtol"], atol=tol["atol"]):
+                    raise AssertionError(M.say(WRONG_STATE, what="ring_receive", case=M.case_suffix(case), step=step,
+                                               phase=_(PHASES[phase]), rank=rank, hint=_(HINTS[phase])))
+
+
+def test_bytes_counted_by_the_network(sim, student, rng):
+    # N >= 3: with two ranks the ring and a naive exchange send the same bytes. Then lengths N does
+    # not divide: chunks differ by one element, so ranks send slightly different amounts.
+    for N, M_, dtype in [(3, 30, np.float32), (4, 64, np.int64), (8, 8 * 25, np.float64),
+                         (3, 31, np.float32), (5, 3, np.int64), (6, 6 * 11 + 4, np.float64)]:
+        bufs, out = check_sum_on_every_rank(sim, student, rng, N, M_, dtype)
         itemsize = np.dtype(dtype).itemsize
         case = _("N={N} ranks, M={M} elements of {itemsize} bytes").format(N=N, M=M_, itemsize=itemsize)
-        assert_keys(out, ("results", "bytes_sent"), what="ring_allreduce", case=case)
-        sent = out["bytes_sent"]
-        assert_equal(len(sent), N, what=_("number of per-rank byte counts"), case=case)
-        if not all(float(b) == int(b) for b in sent):
-            raise AssertionError(_("bytes sent{case}: not whole numbers of bytes; count the chunks "
-                                   "actually sent rather than evaluating the formula").format(case=M.case_suffix(case)))
-        # Every step moves each chunk exactly once, whatever the chunk sizes.
+        sent = out["bytes_sent"]  # counted by the grader's network, message by message
         assert_scalar(sum(sent), 2 * (N - 1) * M_ * itemsize, what=_("bytes sent by all ranks together"), case=case,
                       rtol=0)
-        for r, (b, e) in enumerate(zip(sent, reference.ring_allreduce(buffers=bufs)["bytes_sent"])):
-            assert_scalar(b, e, what=_("bytes sent by rank {r} (chunks split as chunk_bounds says)").format(r=r),
-                          case=case, rtol=0)
+        bounds = true_bounds(M_, N)
+        for r, b in enumerate(sent):
+            if M_ % N == 0:
+                expected = 2 * (N - 1) / N * M_ * itemsize
+            else:
+                expected = itemsize * sum(bounds[scheduled_chunk(r, N, s)][1] - bounds[scheduled_chunk(r, N, s)][0]
+                                          for s in range(2 * (N - 1)))
+            assert_scalar(b, expected, what=_("bytes rank {r} sent over the network").format(r=r), case=case, rtol=0)

@@ -40,5 +40,4 @@ def test_network_wall_matches_reference(student, reference, rng):
         kw = {"n_params": float(rng.uniform(1e8, 1e11)), "bytes_per_param": int(rng.choice([2, 4])), "n_gpus": n_gpus,
               "link_GBps": float(rng.choice([12.5, 25.0, 50.0, 450.0, 900.0])), "compute_s": float(rng.uniform(0.1, 5.0))}
         assert_fields(student.network_wall(**kw), reference.network_wall(**kw), what="network_wall",
-                      case=_("{n_params:.3g} params, {bytes_per_param} bytes each, {n_gpus} GPUs, "
-                             "{link_GBps:g} GB/s, {compute_s:.2f} s compute").format(**kw))
+                      case=_("a random model, {bytes_per_param} bytes per parameter, {n_gpus} GPUs").format(**kw))

@@ -38,6 +38,16 @@ def test_pipeline_rate_slowest_stage_wins(student, reference, rng):
     got = student.pipeline_rate(stage_rates={"storage": 5000.0, "preprocess": 3000.0, "compute": 1000.0})
     assert_fields(got, {"rate": 1000.0, "bottleneck": "compute", "utilization": 1.0}, what="pipeline_rate",
                   case=_("compute is the slowest stage"))
+    # Ties: the docstring names the first of the equally slow stages in the dict's order.
+    for rates in ({"storage": 500.0, "preprocess": 200.0, "transfer": 200.0, "compute": 1000.0},
+                  {"transfer": 200.0, "storage": 500.0, "preprocess": 200.0, "compute": 1000.0},
+                  {"compute": 300.0, "preprocess": 300.0, "storage": 900.0}):
+        slowest = [name for name, r in rates.items() if r == min(rates.values())]
+        assert_fields(student.pipeline_rate(stage_rates=rates),
+                      {"rate": min(rates.values()), "bottleneck": slowest[0],
+                       "utilization": min(rates.values()) / rates["compute"]}, what="pipeline_rate",
+                      case=_("a tie between {stages}: the first in the dict's order wins").format(
+                          stages=" = ".join(slowest)))
     for n_stages in (2, 4):
         names = ["storage", "preprocess", "transfer"][: n_stages - 1] + ["compute"]
         rates = {n: float(r) for n, r in zip(names, rng.uniform(50.0, 5000.0, size=n_stages))}
@@ -53,6 +63,17 @@ def test_pipeline_step_with_and_without_overlap(student, reference, rng):
     got = student.pipeline_step(stage_times_s=times, overlap=True)
     assert_fields(got, {"step_s": 0.050, "throughput": 20.0, "utilization": 0.8, "bottleneck": "preprocess"},
                   what="pipeline_step", case=_("30/50/40 ms, overlapped"))
+    # Ties: the first of the equally slow stages in the dict's order, with and without overlap.
+    for times in ({"load": 0.050, "preprocess": 0.050, "compute": 0.040},
+                  {"compute": 0.060, "load": 0.030, "decode": 0.060}):
+        slowest = [name for name, t in times.items() if t == max(times.values())]
+        for overlap in (False, True):
+            step = max(times.values()) if overlap else sum(times.values())
+            assert_fields(student.pipeline_step(stage_times_s=times, overlap=overlap),
+                          {"step_s": step, "throughput": 1 / step, "utilization": times["compute"] / step,
+                           "bottleneck": slowest[0]}, what="pipeline_step",
+                          case=_("a tie between {stages}, overlap={overlap}: the first in the dict's order wins"
+                                 ).format(stages=" = ".join(slowest), overlap=overlap))
     for overlap in (False, True):
         times = {n: float(t) for n, t in zip(("read", "decode", "transfer", "compute"), rng.uniform(1e-3, 0.2, size=4))}
         assert_fields(student.pipeline_step(stage_times_s=times, overlap=overlap),
@@ -86,6 +107,13 @@ def test_gpt2_pipeline_matches_reference(student, reference, rng):
               "tokens_per_s_per_core": float(rng.uniform(1e5, 1e6)), "workers": int(rng.integers(1, 17)),
               "bytes_per_token": int(rng.choice([2, 4, 8])), "pcie_GBps": float(rng.choice([15.75, 31.5, 64.0])),
               "forward_s": float(rng.uniform(0.01, 0.2))}]
-    for kw in cases:
-        assert_fields(student.gpt2_pipeline(**kw), reference.gpt2_pipeline(**kw), what="gpt2_pipeline",
-                      case=", ".join(f"{k}={v:g}" for k, v in kw.items()))
+    labels = (_("a slow tokenizer, 2 workers"), _("a random batch, tokenizer and link"))
+    for kw, label in zip(cases, labels):
+        assert_fields(student.gpt2_pipeline(**kw), reference.gpt2_pipeline(**kw), what="gpt2_pipeline", case=label)
+    # Ties: tokenizing 32,768 tokens at 409,600 tokens/s on one core (204,800 on each of two) takes
+    # exactly the 80 ms of the forward pass; "tokenize" comes first in the documented order.
+    for tps, workers in ((409_600.0, 1), (204_800.0, 2)):
+        got = student.gpt2_pipeline(tokens_per_s_per_core=tps, workers=workers)
+        assert_fields(got, reference.gpt2_pipeline(tokens_per_s_per_core=tps, workers=workers), what="gpt2_pipeline",
+                      case=_("a tie: tokenizing takes exactly the 80 ms of the forward pass, {workers} worker(s)"
+                             ).format(workers=workers))

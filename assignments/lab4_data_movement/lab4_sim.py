@@ -1,0 +1,259 @@
+"""Lab 4's simulations: recorded loader work and a ring network (shipped with the lab; do not edit).
+
+The grader always uses its own copy of this file; a copy in a submission
+is ignored. Two parts:
+
+* **Recorded work** for the prefetching exercise. ``Recorder.load`` and
+  ``Recorder.compute`` do one simulated stage of work (a sleep that
+  releases the GIL, or a pure-Python loop that holds it) and record when it
+  started and ended, in which thread and in which process. ``run_loader``
+  returns ``Recorder.report()``, and the grader judges prefetching from
+  those events: what overlapped, how far loading ran ahead, which thread
+  and process did what. It never compares timings with a threshold.
+
+  >>> rec = Recorder()
+  >>> item = rec.load(0, kind="sleep", amount=0.01)      # the sample, carrying its load record
+  >>> rec.compute(item, kind="sleep", amount=0.01)
+  >>> [e["stage"] for e in rec.report()["events"]]
+  ['load', 'compute']
+
+* **A ring network** for ring AllReduce. ``run_ring`` plays N ranks, step
+  by step: at every step it asks each rank which messages it sends
+  (``send``), carries them over a :class:`RingNetwork`, then hands each
+  rank the messages addressed to it (``receive``). Each call sees one
+  rank's own buffer and nothing else. The network only lets rank r send to
+  rank (r + 1) % N (anything else raises :class:`RingError`) and counts
+  the bytes every rank sends. The grader drives your ``ring_send`` and
+  ``ring_receive`` through this same code.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from itertools import repeat
+
+import numpy as np
+
+# --------------------------------------------------------------------------
+# Simulated, recorded work (prefetching)
+# --------------------------------------------------------------------------
+
+KINDS = ("sleep", "python_cpu")
+
+
+def python_work(n: int) -> int:
+    """Pure-Python busy loop of ``n`` iterations (about 30 ns each).
+
+    It executes Python bytecode the whole time, so it holds the GIL, like
+    decoding or augmenting samples in plain Python.
+    """
+    x = 0
+    for _ in repeat(None, int(n)):
+        x = (x + 3) & 255
+    return x
+
+
+def do_work(*, kind: str, amount: float) -> None:
+    """One simulated stage of work.
+
+    kind="sleep":      ``time.sleep(amount)``: ``amount`` is in seconds. A wait
+                       that releases the GIL, like disk or network I/O or a
+                       GPU kernel the CPU waits on.
+    kind="python_cpu": ``python_work(int(amount))``: ``amount`` is a number
+                       of loop iterations. CPU work that holds the GIL.
+    """
+    if kind == "sleep":
+        time.sleep(amount)
+    elif kind == "python_cpu":
+        python_work(int(amount))
+    else:
+        raise ValueError(f"kind must be 'sleep' or 'python_cpu', got {kind!r}")
+
+
+class Recorder:
+    """Does the loader's work and records every stage as an event.
+
+    Create one at the start of each ``run_loader`` call, in the calling
+    thread: it remembers that thread and process, and its clock starts at
+    0. An event is a dict::
+
+        {"item": 3, "stage": "load" or "compute", "start": 0.061, "end": 0.092,
+         "thread": 4711, "pid": 12, "kind": "sleep", "amount": 0.03}
+
+    with times in seconds since the Recorder was created
+    (``time.perf_counter``, one clock for all threads and processes), the
+    thread that did the work (``threading.get_native_id()``) and its
+    process (``os.getpid()``).
+
+    ``load`` returns the item as a small dict that carries the record of
+    its own loading, so the record travels with the sample through a
+    queue, even to another process; ``compute`` files both records.
+    Thread-safe.
+    """
+
+    def __init__(self):
+        self.t0 = time.perf_counter()
+        self.pid = os.getpid()
+        self.thread = threading.get_native_id()
+        self._events: list[dict] = []
+        self._lock = threading.Lock()
+
+    def _event(self, item: int, stage: str, start: float, kind: str, amount: float) -> dict:
+        return {"item": int(item), "stage": stage, "start": start, "end": time.perf_counter() - self.t0,
+                "thread": threading.get_native_id(), "pid": os.getpid(), "kind": kind, "amount": float(amount)}
+
+    def load(self, i: int, *, kind: str, amount: float) -> dict:
+        """Load item ``i``: ``do_work(kind=kind, amount=amount)``, recorded. Returns the item."""
+        start = time.perf_counter() - self.t0
+        do_work(kind=kind, amount=amount)
+        return {"id": int(i), "load": self._event(i, "load", start, kind, amount)}
+
+    def compute(self, item: dict, *, kind: str, amount: float) -> None:
+        """Compute on an item that ``load`` returned: ``do_work(kind=kind, amount=amount)``, recorded."""
+        if not (isinstance(item, dict) and "id" in item and "load" in item):
+            raise TypeError(f"compute() takes the item that load() returned, got {type(item).__name__}")
+        start = time.perf_counter() - self.t0
+        do_work(kind=kind, amount=amount)
+        done = self._event(item["id"], "compute", start, kind, amount)
+        with self._lock:
+            self._events += [dict(item["load"]), done]
+
+    def report(self) -> dict:
+        """Plain data for the grader: the creating thread and process, and every event filed so far."""
+        with self._lock:
+            events = [dict(e) for e in self._events]
+        return {"pid": self.pid, "thread": self.thread, "events": events}
+
+
+# --------------------------------------------------------------------------
+# A simulated ring network (ring AllReduce)
+# --------------------------------------------------------------------------
+
+
+class RingError(ValueError):
+    """A rank broke the ring's rules. ``kind`` says which rule:
+
+    "neighbour": it sent to a rank other than (rank + 1) % N;
+    "message":   a message is not {"to": int, "chunk": int, "data": 1-D array};
+    "dtype":     a message's data has another dtype than the buffers;
+    "messages":  ring_send did not return a list of messages;
+    "buffer":    ring_receive did not return a 1-D array of the buffer's length and dtype.
+    """
+
+    def __init__(self, message: str, *, kind: str, step: int, rank: int, to: int | None = None):
+        super().__init__(message)
+        self.kind, self.step, self.rank, self.to = kind, step, rank, to
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+class RingNetwork:
+    """N ranks on a ring. Rank r may only send to rank (r + 1) % N.
+
+    ``send`` checks each message, copies its data onto the wire and adds its
+    ``nbytes`` to ``bytes_sent[rank]``; ``deliver`` hands every rank the
+    messages addressed to it during the step and empties the wire. ``log``
+    lists every message sent: step, from, to, chunk, nbytes.
+    """
+
+    def __init__(self, N: int, dtype=None):
+        assert N >= 1, "a ring needs at least one rank"
+        self.N = N
+        self.dtype = None if dtype is None else np.dtype(dtype)
+        self.bytes_sent = [0] * N
+        self.log: list[dict] = []
+        self._wire: list[list[dict]] = [[] for _ in range(N)]
+
+    def send(self, *, step: int, rank: int, message) -> None:
+        N = self.N
+        if not (isinstance(message, dict) and set(message) == {"to", "chunk", "data"}):
+            keys = sorted(message) if isinstance(message, dict) else type(message).__name__
+            raise RingError(f"step {step}: rank {rank} sent {keys}; a message is a dict with exactly the keys "
+                            "'to', 'chunk' and 'data'", kind="message", step=step, rank=rank)
+        to, chunk, data = message["to"], message["chunk"], message["data"]
+        if not (_is_int(to) and _is_int(chunk) and 0 <= chunk < N):
+            raise RingError(f"step {step}: rank {rank} sent a message whose 'to' or 'chunk' is not an int "
+                            f"(chunk in 0..{N - 1})", kind="message", step=step, rank=rank)
+        if int(to) != (rank + 1) % N:
+            raise RingError(f"step {step}: rank {rank} sent to rank {int(to)}; on the ring rank {rank} may only "
+                            f"send to rank {(rank + 1) % N}, that is (rank + 1) % N", kind="neighbour", step=step,
+                            rank=rank, to=int(to))
+        if not (isinstance(data, np.ndarray) and data.ndim == 1 and data.dtype.kind in "biuf"):
+            raise RingError(f"step {step}: rank {rank} sent 'data' that is not a 1-D numeric numpy array",
+                            kind="message", step=step, rank=rank)
+        if self.dtype is not None and data.dtype != self.dtype:
+            raise RingError(f"step {step}: rank {rank} sent {data.dtype} data; the buffers are {self.dtype}",
+                            kind="dtype", step=step, rank=rank)
+        data = data.copy()  # on the wire: later changes to the sender's array do not travel
+        self.bytes_sent[rank] += int(data.nbytes)
+        self.log.append({"step": step, "from": rank, "to": int(to), "chunk": int(chunk), "nbytes": int(data.nbytes)})
+        self._wire[int(to)].append({"from": rank, "chunk": int(chunk), "data": data})
+
+    def deliver(self) -> list[list[dict]]:
+        """The messages of this step, per receiving rank; the wire is empty afterwards."""
+        inboxes, self._wire = self._wire, [[] for _ in range(self.N)]
+        return inboxes
+
+
+def ring_steps(N: int) -> int:
+    """Steps of a ring AllReduce over N ranks: N − 1 of reduce-scatter, then N − 1 of all-gather."""
+    return 2 * (N - 1)
+
+
+def run_ring(*, buffers, send, receive, history: bool = False) -> dict:
+    """Run ring AllReduce over N = len(buffers) simulated ranks, step by step.
+
+    At every step s = 0 .. 2(N−1)−1, first every rank r sends:
+    ``send(rank=r, N=N, step=s, buffer=...)`` gets a copy of rank r's buffer
+    and returns a list of messages ``{"to": ..., "chunk": ..., "data": ...}``,
+    all carried by the network. Then every rank receives:
+    ``receive(rank=r, N=N, step=s, buffer=..., messages=...)`` gets a copy of
+    its buffer and the messages addressed to it, each
+    ``{"from": ..., "chunk": ..., "data": ...}``, and returns its new buffer.
+    So within a step all ranks send what they held at the start of it.
+
+    Args:
+        buffers: N 1-D arrays of equal length and dtype (not modified).
+        send, receive: the two per-rank functions (called with keywords).
+        history: also return every rank's buffer after each step.
+
+    Returns:
+        dict: "results" (the N buffers at the end), "bytes_sent" (bytes each
+        rank put on the wire, as the network counted them), "log" (every
+        message: step, from, to, chunk, nbytes) and, with history=True,
+        "history" (a list of 2(N−1) + 1 lists of N buffers: the start, then
+        after each step). Raises RingError when a rank breaks the ring.
+    """
+    N = len(buffers)
+    bufs = [np.array(b, copy=True) for b in buffers]
+    assert N >= 1 and all(b.ndim == 1 and b.shape == bufs[0].shape and b.dtype == bufs[0].dtype for b in bufs), \
+        "buffers must be N >= 1 1-D arrays of equal length and dtype"
+    shape, dtype = bufs[0].shape, bufs[0].dtype
+    net = RingNetwork(N, dtype)
+    steps = [[b.copy() for b in bufs]] if history else None
+    for step in range(ring_steps(N)):
+        for rank in range(N):
+            messages = send(rank=rank, N=N, step=step, buffer=bufs[rank].copy())
+            if not isinstance(messages, (list, tuple)):
+                raise RingError(f"step {step}: ring_send for rank {rank} returned {type(messages).__name__}, "
+                                "not a list of messages", kind="messages", step=step, rank=rank)
+            for message in messages:
+                net.send(step=step, rank=rank, message=message)
+        inboxes = net.deliver()
+        for rank in range(N):
+            new = receive(rank=rank, N=N, step=step, buffer=bufs[rank].copy(), messages=inboxes[rank])
+            if not (isinstance(new, np.ndarray) and new.shape == shape and new.dtype == dtype):
+                got = f"{new.dtype} array of shape {new.shape}" if isinstance(new, np.ndarray) else type(new).__name__
+                raise RingError(f"step {step}: ring_receive for rank {rank} returned {got}; expected the rank's "
+                                f"buffer: a {dtype} array of shape {shape}", kind="buffer", step=step, rank=rank)
+            bufs[rank] = new.copy()
+        if history:
+            steps.append([b.copy() for b in bufs])
+    out = {"results": bufs, "bytes_sent": list(net.bytes_sent), "log": net.log}
+    if history:
+        out["history"] = steps
+    return out
