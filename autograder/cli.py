@@ -15,6 +15,7 @@ COMMANDS = {
     "submit": ("autograder.commands.submit", "build the zip to upload: your files and their hashes"),
     "grade": ("autograder.commands.grade", "grade a folder of submissions (sandboxed)"),
     "verify": ("autograder.commands.verify", "prove reference = full marks, stub = 0, variants lose their questions"),
+    "mutants": ("autograder.commands.mutants", "mutation score: grade small AST mutants of the reference, list survivors"),
     "snapshots": ("autograder.commands.snapshots", "rewrite public-test snapshots from the reference"),
     "examples": ("autograder.commands.examples", "write the demo submissions under examples/"),
     "gradescope": ("autograder.commands.gradescope", "build a Gradescope autograder zip for one lab"),
@@ -77,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("lab", nargs="?", default=None)
     v.add_argument("--jobs", type=int, default=None)
     v.add_argument("--no-sandbox", dest="sandbox", action="store_false", help="grade in-process (faster, for lab authors)")
+
+    mu = sub.add_parser("mutants", help=COMMANDS["mutants"][1])
+    mu.add_argument("lab")
+    mu.add_argument("--limit", type=int, default=None, help="grade only N mutants, evenly spread over all of them")
+    mu.add_argument("--jobs", type=int, default=None, help="parallel graders (default: number of cores)")
+    mu.add_argument("--no-sandbox", dest="sandbox", action="store_false", help="grade in-process (for lab authors)")
 
     s = sub.add_parser("snapshots", help=COMMANDS["snapshots"][1])
     s.add_argument("lab")

@@ -9,14 +9,21 @@ and a submission can both be loaded in one process.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import inspect
 import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+
 from autograder import errors
 from autograder.i18n import _
+
+# StudentCodeError kind: the call changed an argument it was given (see check_unmodified)
+MODIFIED_ARGUMENT = "modified_argument"
 
 
 def trimmed_traceback(exc: BaseException, code_dirs: list[Path]) -> str:
@@ -92,3 +99,102 @@ def call(fn, args: tuple, kwargs: dict, code_dirs: list[Path]):
             _("{name}() raised {error}").format(name=fn.__name__, error=f"{type(exc).__name__}: {str(exc)[:500]}"),
             trimmed_traceback(exc, code_dirs),
         ) from None
+
+
+# -- arguments the call must leave as they were -----------------------------------
+# Each call gets a fresh copy of its arguments, so an in-place change cannot reach the
+# grader; but a function that changes its inputs has a real bug (its caller's data is
+# gone), which the labs teach against. Both seams fingerprint the arguments before the
+# call and compare after it: arrays and tensors bitwise (dtype, shape and bytes, hashed
+# in place: no copy), lists, tuples and dicts item by item. Cheap: one pass of sha256
+# over the arguments' bytes before the call and one after.
+_SCALARS = (int, float, str, bool, type(None))
+
+
+def fingerprint(value) -> bytes:
+    """A digest of a plain-data value (``autograder.wire``'s types), equal for equal
+    values and, in practice, different after any change: a new element, a changed
+    byte, dtype or shape. Cycles and shared items (which only student code can make)
+    are hashed as references, so the walk ends and stays linear."""
+    h = hashlib.sha256()
+    _feed(h, value, {})
+    return h.digest()
+
+
+def _feed(h, x, seen: dict) -> None:
+    t = type(x)
+    if t in _SCALARS:
+        h.update(f"{t.__name__}:{x!r};".encode())
+        return
+    if id(x) in seen:  # a cycle or a shared item: its place in the walk, not its contents again
+        h.update(f"ref:{seen[id(x)]};".encode())
+        return
+    seen[id(x)] = len(seen)
+    if isinstance(x, np.ndarray):
+        _feed_array(h, "ndarray", x)
+    elif type(x).__module__.startswith("torch") and type(x).__name__ in ("Tensor", "Parameter"):
+        _feed_tensor(h, x)
+    elif isinstance(x, (list, tuple)):
+        h.update(f"{t.__name__}[{len(x)}]".encode())
+        if all(type(v) in _SCALARS for v in x):  # a long list of numbers: one repr, not one update each
+            h.update(repr(x).encode())
+        else:
+            for v in x:
+                _feed(h, v, seen)
+    elif isinstance(x, dict):
+        h.update(f"{t.__name__}{{{len(x)}}}".encode())
+        for k, v in x.items():
+            _feed(h, k, seen)
+            _feed(h, v, seen)
+    else:  # not plain data: only student code puts such a thing into an argument
+        h.update(f"object:{t.__module__}.{t.__qualname__};".encode())
+
+
+def _feed_array(h, kind: str, a: np.ndarray) -> None:
+    h.update(f"{kind}:{a.dtype.str}:{a.shape};".encode())
+    if a.dtype.hasobject:
+        h.update(repr(a.tolist()).encode())
+        return
+    h.update(np.ascontiguousarray(a).reshape(-1).view(np.uint8))  # a view when contiguous (always, as decoded)
+
+
+def _feed_tensor(h, t) -> None:
+    import torch
+
+    t = t.detach()
+    h.update(f"tensor:{t.dtype}:{tuple(t.shape)}:{t.device};".encode())
+    t = t.cpu().resolve_conj().resolve_neg().contiguous().reshape(-1)
+    h.update(t.view(torch.uint8).numpy())  # the bits, whatever the dtype (bfloat16 too)
+
+
+def argument_names(fn, args: tuple, kwargs: dict) -> list[str]:
+    """The parameter name each positional argument binds to (``#1``, ... when unknown)."""
+    names = [f"#{i + 1}" for i in range(len(args))]
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names[:len(params)] = params[:len(args)]
+    except (TypeError, ValueError):
+        pass
+    return names
+
+
+def fingerprint_arguments(args: tuple, kwargs: dict) -> list[bytes]:
+    """One digest per argument, positional first, then keywords in order."""
+    return [fingerprint(v) for v in (*args, *kwargs.values())]
+
+
+def check_unmodified(name: str, fn, args: tuple, kwargs: dict, before: list[bytes]) -> None:
+    """Raise StudentCodeError(MODIFIED_ARGUMENT) naming each argument whose value changed
+    since ``before`` (``fingerprint_arguments`` of the same objects, before the call)."""
+    labels = argument_names(fn, args, kwargs) + list(kwargs)
+    changed = [label for label, value, digest in zip(labels, (*args, *kwargs.values()), before)
+               if fingerprint(value) != digest]
+    if len(changed) == 1:
+        raise errors.StudentCodeError(MODIFIED_ARGUMENT, _(
+            "{name}() modified its argument {argument} in place; return new values instead").format(
+            name=name, argument=changed[0]))
+    if changed:
+        raise errors.StudentCodeError(MODIFIED_ARGUMENT, _(
+            "{name}() modified its arguments {arguments} in place; return new values instead").format(
+            name=name, arguments=", ".join(changed)))

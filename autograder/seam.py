@@ -5,6 +5,8 @@ a backend: :class:`InProcess` (student debugging, the reference) or the
 sandboxed worker (``autograder.sandbox``).  Arguments and results always
 cross as plain data (``autograder.wire``), in both modes, so a test cannot
 tell them apart and a student cannot mutate an object the grader inspects.
+A call that changes the copy it was given fails in both modes all the same
+(``loader.check_unmodified``): changing one's inputs is a bug in itself.
 """
 
 from __future__ import annotations
@@ -86,8 +88,11 @@ class InProcess:
     def call(self, name, args, kwargs, measure=False):
         fn = loader.find_function(self._functions(), name)
         args, kwargs = encode_call(name, args, kwargs)
+        before = loader.fingerprint_arguments(args, kwargs)  # outside the measured window
         if not measure:
-            return decode_result(name, loader.call(fn, args, kwargs, [self.code_dir])), None
+            value = loader.call(fn, args, kwargs, [self.code_dir])
+            loader.check_unmodified(name, fn, args, kwargs, before)
+            return decode_result(name, value), None
         tracing = tracemalloc.is_tracing()
         if not tracing:
             tracemalloc.start()
@@ -101,6 +106,7 @@ class InProcess:
             _current, peak = tracemalloc.get_traced_memory()
             if not tracing:
                 tracemalloc.stop()
+        loader.check_unmodified(name, fn, args, kwargs, before)
         return decode_result(name, value), Measurement(w1 - w0, c1 - c0, max(0, peak - base), "tracemalloc")
 
     def close(self):

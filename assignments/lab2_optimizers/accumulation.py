@@ -38,11 +38,15 @@ def split_batch(*, batch: dict[str, torch.Tensor], micro_batch_size: int) -> lis
     Examples stay in order: micro-batch j holds examples
     ``j*b ... min((j+1)*b, B) - 1``, so only the last one may be shorter.
     Each micro-batch is a dict with the same keys as ``batch``.
-    Returns k = ceil(B / b) micro-batches.
+    Returns k = ceil(B / b) micro-batches.  This is not equal chunking:
+    ``torch.chunk`` and ``np.array_split`` cut k near-equal parts, so for
+    B = 9, b = 4 they give sizes 3, 3, 3 where this contract gives 4, 4, 1.
 
     Tóm tắt (tiếng Việt): chia batch thành k = ceil(B / b) micro-batch liên
     tiếp, giữ nguyên thứ tự, chỉ micro-batch cuối có thể ngắn hơn; mỗi
-    micro-batch là dict cùng khoá với ``batch``.
+    micro-batch là dict cùng khoá với ``batch``. Đây không phải chia đều:
+    với B = 9, b = 4, ``torch.chunk`` và ``np.array_split`` cho 3, 3, 3, còn
+    hợp đồng này cho 4, 4, 1.
     """
     raise NotImplementedError
 
@@ -64,24 +68,45 @@ def accumulate_and_step(
 
     1. split it with ``split_batch`` into micro-batches of
        ``micro_batch_size`` examples (the last may be shorter);
-    2. for each micro-batch: compute ``lab2_models.loss_fn(model, micro)``
-       (the mean over its examples), scale it so that the accumulated
-       gradient is the mean over *all* examples of the big batch, and call
-       ``backward()`` once; never put the whole big batch through the model;
+    2. for each micro-batch, in order: compute
+       ``lab2_models.loss_fn(model, micro)`` (the mean over its examples;
+       this is the model's one forward for that micro-batch), scale it so
+       that the accumulated gradient is the mean over *all* examples of the
+       big batch, and call ``backward()`` once; never put the whole big
+       batch through the model;
     3. record the accumulated gradient (the values of every ``p.grad``);
     4. take one optimizer step.
 
-    No gradient may leak from one big batch into the next.
+    No gradient may leak from one big batch into the next.  The arguments
+    are not modified.
 
     Returns ``{"grads": [dict name -> tensor, one per step],
-    "params": dict name -> tensor}``: ``grads[t]`` is the gradient that step
-    t applied (keys and shapes as in ``state_dict``), ``params`` are the
-    parameters after the last step.  Tensors are detached copies in the
-    config's dtype.
+    "params": dict name -> tensor, "forward_log": list}``: ``grads[t]`` is
+    the gradient that step t applied (keys and shapes as in
+    ``state_dict``), ``params`` are the parameters after the last step.
+    Tensors are detached copies in the config's dtype.  ``forward_log`` is
+    the model's own ``model.forward_log`` after the last step, returned as
+    it is (``lab2_models`` records every forward: how many examples, and a
+    digest of which).
+
+    What the grader checks: the gradient of every step and the final
+    parameters against big-batch SGD on the trusted ``lab2_models``
+    (float64, rtol 1e-9), and the forward log against the micro-batches it
+    expects: exactly one forward per micro-batch, in order, each with that
+    micro-batch's examples, ``len(batches) * k`` entries in all.  A forward
+    of more than ``micro_batch_size`` examples loses the question even when
+    the gradient is right.  Each call has the lab's 30 s limit
+    (``lab.toml`` ``timeout_s``); the grader's cases take milliseconds.
 
     Tóm tắt (tiếng Việt): SGD(lr) thuần; với mỗi batch lớn: ``split_batch``, mỗi
-    micro-batch backward một lần với mất mát nhân b_j / B, ghi gradient tích luỹ,
-    bước một lần; gradient không rò sang batch sau. Trả về ``"grads"`` (dict mỗi
-    bước) và ``"params"``: bản sao detach, theo dtype của config.
+    micro-batch đi qua mô hình đúng một lần (lượt xuôi) và backward một lần với
+    mất mát nhân b_j / B, ghi gradient tích luỹ, bước một lần; gradient không rò
+    sang batch sau; không bao giờ đưa cả batch lớn qua mô hình. Trả về
+    ``"grads"`` (dict mỗi bước), ``"params"`` (bản sao detach, theo dtype của
+    config) và ``"forward_log"``: ``model.forward_log`` nguyên vẹn. Trình chấm
+    so gradient và tham số với SGD trên batch lớn, và so nhật ký lượt xuôi với
+    các micro-batch nó mong đợi: một lượt xuôi cho mỗi micro-batch, đúng thứ
+    tự, đúng các mẫu; một lượt xuôi nhiều hơn ``micro_batch_size`` mẫu làm mất
+    điểm câu hỏi dù gradient đúng. Mỗi lần gọi có giới hạn 30 s.
     """
     raise NotImplementedError

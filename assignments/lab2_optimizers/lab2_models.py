@@ -16,10 +16,21 @@ A *config* is a plain dict (it crosses the grading boundary as data)::
 * ``seed``: the initial weights depend only on it (the global torch RNG is
   neither used nor changed).
 * ``dtype``: ``"float32"`` or ``"float64"`` for parameters and inputs.
+
+Every model records its forward calls.  ``model.forward_log`` is a list with
+one entry per call of ``model(x)`` (so per ``loss_fn(model, batch)``), in
+order: ``{"examples": n, "digest": d}``, where ``n = x.shape[0]`` is the
+number of examples the model saw at once and ``d = batch_digest(x)``
+fingerprints exactly which inputs they were.  It is plain data (ints and
+strings), so a function can return it to the grader as it is.  The grader
+recomputes the digests of the micro-batches it expects from the batches it
+passed in, so the log shows how the data went through the model; nothing
+else about the model changes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import torch
@@ -42,9 +53,28 @@ class MLP(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(d_in, d_hidden)
         self.fc2 = nn.Linear(d_hidden, n_classes)
+        self.forward_log: list[dict] = []  # one {"examples", "digest"} per forward call
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, d_in) -> (N, n_classes) logits
+        self.forward_log.append({"examples": int(x.shape[0]) if x.dim() > 1 else 1, "digest": batch_digest(x)})
         return self.fc2(torch.tanh(self.fc1(x)))
+
+
+def batch_digest(x: torch.Tensor) -> str:
+    """A fingerprint of the inputs ``x``: the SHA-256 of their dtype, shape and values.
+
+    Equal for equal inputs however they were sliced or copied (the values
+    are read in row-major order); different for other rows, another order or
+    another count.  Inputs seen inside a ``torch.func`` transform (``vmap``)
+    cannot be read and get ``""``.
+    """
+    try:
+        values = x.detach().cpu().contiguous().numpy().tobytes()
+    except Exception:  # a functorch-wrapped tensor: nothing to fingerprint
+        return ""
+    h = hashlib.sha256(f"{x.dtype}{tuple(x.shape)}".encode())
+    h.update(values)
+    return h.hexdigest()
 
 
 def build_model(config: dict) -> MLP:

@@ -177,10 +177,23 @@ def trajectory(*, surface: str, optimizer: str, start: tuple[float, float], step
     Returns the points visited, shape (steps + 1, 2), float64; row 0 is
     ``start``.
 
+    What the grader checks: every point against ``torch.optim`` run on
+    autograd's gradients (and, from random starts, against the reference),
+    within rtol 1e-6 and atol 1e-9 plus the case's own sensitivity to
+    rounding (100 times how far torch's trajectory moves when each gradient
+    and each step is off by a few ulps).  Any correct way of writing the
+    gradient or the update passes; the order of floating-point operations
+    need not match torch's.  Each call has the lab's 30 s limit
+    (``lab.toml`` ``timeout_s``); the grader's 100-step cases take
+    milliseconds.
+
     Tóm tắt (tiếng Việt): chạy ``steps`` bước của bộ tối ưu trên mặt mất mát, từ
     ``start``, với gradient chính xác của ``loss_surface``; ``"sgd"`` và
     ``"momentum"`` dùng ``sgd_step`` (momentum mặc định 0.9). Trả về các điểm đã
-    đi qua, shape (steps + 1, 2), float64; hàng 0 là ``start``.
+    đi qua, shape (steps + 1, 2), float64; hàng 0 là ``start``. Trình chấm so
+    từng điểm với ``torch.optim`` (rtol 1e-6, atol 1e-9, cộng độ nhạy của chính
+    trường hợp đó với sai số làm tròn), nên không cần khớp thứ tự phép tính của
+    torch. Mỗi lần gọi có giới hạn 30 s.
     """
     raise NotImplementedError
 
@@ -264,10 +277,18 @@ def gradient_noise(*, config: dict, batch_sizes: list[int], trials: int, pool_si
     Returns ``{"std": np.ndarray (len(batch_sizes),) float64, "slope": float,
     "intercept": float}``.  Theory says the slope is -0.5.
 
+    What the grader checks: a replay of this experiment (rtol 1e-6), and
+    std(B) within 25% of sigma/sqrt(B), where sigma² is computed from every
+    per-example gradient of the pool, with a slope of -0.5 ± 0.1.  Each call
+    has the lab's 30 s limit (``lab.toml`` ``timeout_s``); its largest case,
+    6 batch sizes × 100 trials with one backward each, takes about a second.
+
     Tóm tắt (tiếng Việt): làm đúng thí nghiệm trên (một rng tạo một lần, ``idx``
     rút có hoàn lại); std(B) = căn của tổng phương sai (ddof=1) theo toạ độ;
     khớp ``np.polyfit(np.log(B), np.log(std), 1)``. Trả về
     ``{"std": (len(batch_sizes),) float64, "slope": float, "intercept": float}``.
+    Trình chấm chạy lại thí nghiệm (rtol 1e-6) và so std(B) với sigma/sqrt(B)
+    (sai lệch tối đa 25%), hệ số góc -0.5 ± 0.1. Mỗi lần gọi có giới hạn 30 s.
     """
     raise NotImplementedError
 

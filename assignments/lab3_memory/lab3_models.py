@@ -14,10 +14,16 @@ Two model kinds:
   token embedding when ``tie_weights`` is true).  The batch is ``(B, S)``
   token ids and next-token targets; the loss is mean cross-entropy.
 * ``{"kind": "mlp", "d_in": 16, "d_model": 32, "n_layers": 4,
-  "n_classes": 10, "init_std": 0.02, "seed": 0}``: a stack of
-  ``Linear → GELU`` blocks between an input and an output layer.  With a
-  small ``init_std`` its gradients shrink layer by layer (useful for FP16
-  underflow).  The batch is ``(B, d_in)`` inputs and class targets.
+  "n_classes": 10, "init_std": 0.02, "act": "gelu", "seed": 0}``: a stack
+  of ``Linear → GELU`` blocks (``"act": "relu"``: ``Linear → ReLU``)
+  between an input and an output layer.  With a small ``init_std`` its
+  gradients shrink layer by layer (useful for FP16 underflow).  The batch
+  is ``(B, d_in)`` inputs and class targets.
+
+Some gradients are exactly zero, not merely small: the embedding row of a
+token that is not in the batch (untied GPT), the weights into and out of a
+ReLU unit that is inactive on every example of the batch, every weight of an
+MLP with ``init_std = 0``.
 
 Optional keys for both kinds: ``"dtype"`` (``"float32"`` default, or
 ``"bfloat16"``) and ``"frozen"`` (a list of parameter-name prefixes whose
@@ -45,8 +51,9 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 GPT_DEFAULTS = {"vocab": 64, "seq_len": 16, "d_model": 32, "n_heads": 4, "n_layers": 2,
                 "tie_weights": True, "seed": 0, "dtype": "float32", "frozen": []}
-MLP_DEFAULTS = {"d_in": 16, "d_model": 32, "n_layers": 4, "n_classes": 10, "init_std": 0.02,
+MLP_DEFAULTS = {"d_in": 16, "d_model": 32, "n_layers": 4, "n_classes": 10, "init_std": 0.02, "act": "gelu",
                 "seed": 0, "dtype": "float32", "frozen": []}
+ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
 
 
 # -- the tiny GPT ---------------------------------------------------------------
@@ -126,10 +133,10 @@ class TinyGPT(nn.Module):
 
 # -- the deep MLP ---------------------------------------------------------------
 class MLPBlock(nn.Module):
-    def __init__(self, d: int):
+    def __init__(self, d: int, act: str = "gelu"):
         super().__init__()
         self.fc = nn.Linear(d, d)
-        self.act = nn.GELU()
+        self.act = ACTIVATIONS[act]()
 
     def forward(self, x):
         return self.act(self.fc(x))
@@ -140,7 +147,7 @@ class DeepMLP(nn.Module):
         super().__init__()
         d = cfg["d_model"]
         self.inp = nn.Linear(cfg["d_in"], d)
-        self.blocks = nn.ModuleList(MLPBlock(d) for _ in range(cfg["n_layers"]))
+        self.blocks = nn.ModuleList(MLPBlock(d, cfg["act"]) for _ in range(cfg["n_layers"]))
         self.out = nn.Linear(d, cfg["n_classes"])
         for m in self.modules():
             if isinstance(m, nn.Linear):
@@ -163,6 +170,7 @@ def full_config(config: dict) -> dict:
     unknown = set(config) - set(defaults) - {"kind"}
     assert not unknown, f"unknown config keys {sorted(unknown)} for kind {kind!r}"
     assert config.get("dtype", "float32") in DTYPES, f"dtype must be one of {sorted(DTYPES)}"
+    assert config.get("act", "gelu") in ACTIVATIONS, f"act must be one of {sorted(ACTIVATIONS)}"
     return {"kind": kind, **defaults, **config}
 
 

@@ -1,7 +1,8 @@
 """``autograder verify [LAB]``: prove the tests have power.
 
-The reference must score full marks, the untouched stub 0, and each negative
-variant must lose exactly the questions lab.toml declares, and no others.
+The reference must score full marks, the untouched stub 0, each negative
+variant must lose exactly the questions lab.toml declares, and no others, and
+each correct alternative (``solutions/<lab>/alternatives/<name>/``) full marks.
 Every candidate is graded exactly as a student's submission would be.
 """
 
@@ -24,6 +25,12 @@ from autograder.results import PASSED, SubmissionResult
 def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
     """What is wrong with this candidate's result (empty when as expected)."""
     problems = [e for e in res.errors if e.startswith("lab misconfigured")]
+    if cand.is_alternative:
+        missing = candidates.missing_files(lab, cand)
+        if missing:
+            problems.append("lacks " + ", ".join(missing) + " (an alternative is a full copy of the student files)")
+        elif candidates.sources(lab, cand) == candidates.sources(lab, candidates.all_candidates(lab)[0]):
+            problems.append("is the reference itself, not an alternative")
     for q in res.questions(lab.manifest):
         if not q.total:
             problems.append(f"question {q.id} has no tests")
@@ -60,7 +67,7 @@ def grade_candidate(lab: labs.Lab, cand: candidates.Candidate, sandbox: bool,
 def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = True) -> int:
     console = Console()
     targets = [labs.get(lab)] if lab else labs.all_labs()
-    work = [(l, c) for l in targets for c in candidates.all_candidates(l)]
+    work = [(l, c) for l in targets for c in candidates.verify_candidates(l)]
     jobs = jobs or os.cpu_count() or 1
     batch = contextlib.ExitStack()
     pool = None

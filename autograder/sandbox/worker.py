@@ -172,7 +172,13 @@ def _answer(msg: dict, modules, load_error, work: Path) -> bytes:
         if load_error:
             raise load_error
         fn = loader.find_function(modules, name)
-        value = loader.call(fn, tuple(msg["args"]), dict(msg["kwargs"]), [work])
+        args, kwargs = tuple(msg["args"]), dict(msg["kwargs"])
+        # Engine code, but in the student's process: code that patches hashlib or numpy could
+        # hide its own in-place changes. That only skips a check that protects the student
+        # (the grader's data never reaches this process), so it needs no stronger guard.
+        before = loader.fingerprint_arguments(args, kwargs)
+        value = loader.call(fn, args, kwargs, [work])
+        loader.check_unmodified(name, fn, args, kwargs, before)
         try:
             return wire.dumps({"ok": value}, _("return value of {name}()").format(name=name))
         except wire.WireError as exc:

@@ -29,7 +29,9 @@ def split_batch(*, batch: dict[str, torch.Tensor], micro_batch_size: int) -> lis
     Examples stay in order: micro-batch j holds examples
     ``j*b ... min((j+1)*b, B) - 1``, so only the last one may be shorter.
     Each micro-batch is a dict with the same keys as ``batch``.
-    Returns k = ceil(B / b) micro-batches.
+    Returns k = ceil(B / b) micro-batches.  This is not equal chunking:
+    ``torch.chunk`` and ``np.array_split`` cut k near-equal parts, so for
+    B = 9, b = 4 they give sizes 3, 3, 3 where this contract gives 4, 4, 1.
     """
     assert micro_batch_size >= 1, f"micro_batch_size must be >= 1, got {micro_batch_size}"
     B = len(batch["y"])
@@ -53,20 +55,35 @@ def accumulate_and_step(
 
     1. split it with ``split_batch`` into micro-batches of
        ``micro_batch_size`` examples (the last may be shorter);
-    2. for each micro-batch: compute ``lab2_models.loss_fn(model, micro)``
-       (the mean over its examples), scale it so that the accumulated
-       gradient is the mean over *all* examples of the big batch, and call
-       ``backward()`` once; never put the whole big batch through the model;
+    2. for each micro-batch, in order: compute
+       ``lab2_models.loss_fn(model, micro)`` (the mean over its examples;
+       this is the model's one forward for that micro-batch), scale it so
+       that the accumulated gradient is the mean over *all* examples of the
+       big batch, and call ``backward()`` once; never put the whole big
+       batch through the model;
     3. record the accumulated gradient (the values of every ``p.grad``);
     4. take one optimizer step.
 
-    No gradient may leak from one big batch into the next.
+    No gradient may leak from one big batch into the next.  The arguments
+    are not modified.
 
     Returns ``{"grads": [dict name -> tensor, one per step],
-    "params": dict name -> tensor}``: ``grads[t]`` is the gradient that step
-    t applied (keys and shapes as in ``state_dict``), ``params`` are the
-    parameters after the last step.  Tensors are detached copies in the
-    config's dtype.
+    "params": dict name -> tensor, "forward_log": list}``: ``grads[t]`` is
+    the gradient that step t applied (keys and shapes as in
+    ``state_dict``), ``params`` are the parameters after the last step.
+    Tensors are detached copies in the config's dtype.  ``forward_log`` is
+    the model's own ``model.forward_log`` after the last step, returned as
+    it is (``lab2_models`` records every forward: how many examples, and a
+    digest of which).
+
+    What the grader checks: the gradient of every step and the final
+    parameters against big-batch SGD on the trusted ``lab2_models``
+    (float64, rtol 1e-9), and the forward log against the micro-batches it
+    expects: exactly one forward per micro-batch, in order, each with that
+    micro-batch's examples, ``len(batches) * k`` entries in all.  A forward
+    of more than ``micro_batch_size`` examples loses the question even when
+    the gradient is right.  Each call has the lab's 30 s limit
+    (``lab.toml`` ``timeout_s``); the grader's cases take milliseconds.
     """
     model = lab2_models.build_model(config)
     model.load_state_dict(state_dict)
@@ -81,4 +98,5 @@ def accumulate_and_step(
             (lab2_models.loss_fn(model, micro) * (b / B)).backward()
         grads.append({name: p.grad.detach().clone() for name, p in model.named_parameters()})
         opt.step()
-    return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()}}
+    return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()},
+            "forward_log": model.forward_log}  # recorded by the shipped model, not by this code

@@ -174,6 +174,16 @@ def trajectory(*, surface: str, optimizer: str, start: tuple[float, float], step
 
     Returns the points visited, shape (steps + 1, 2), float64; row 0 is
     ``start``.
+
+    What the grader checks: every point against ``torch.optim`` run on
+    autograd's gradients (and, from random starts, against the reference),
+    within rtol 1e-6 and atol 1e-9 plus the case's own sensitivity to
+    rounding (100 times how far torch's trajectory moves when each gradient
+    and each step is off by a few ulps).  Any correct way of writing the
+    gradient or the update passes; the order of floating-point operations
+    need not match torch's.  Each call has the lab's 30 s limit
+    (``lab.toml`` ``timeout_s``); the grader's 100-step cases take
+    milliseconds.
     """
     assert optimizer in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"
     hp = dict(hparams)
@@ -298,6 +308,12 @@ def gradient_noise(*, config: dict, batch_sizes: list[int], trials: int, pool_si
 
     Returns ``{"std": np.ndarray (len(batch_sizes),) float64, "slope": float,
     "intercept": float}``.  Theory says the slope is -0.5.
+
+    What the grader checks: a replay of this experiment (rtol 1e-6), and
+    std(B) within 25% of sigma/sqrt(B), where sigma² is computed from every
+    per-example gradient of the pool, with a slope of -0.5 ± 0.1.  Each call
+    has the lab's 30 s limit (``lab.toml`` ``timeout_s``); its largest case,
+    6 batch sizes × 100 trials with one backward each, takes about a second.
     """
     assert trials >= 2, "the variance over trials needs at least 2 trials"
     model = lab2_models.build_model(config)

@@ -50,7 +50,24 @@ def test_sandbox_work_dir_inside_a_hidden_folder(toy_root, tmp_path, monkeypatch
 
 def test_verify_toy(toy_root, capsys):
     assert main(["verify", "labx"]) == 0
-    assert "all 3 candidates as expected" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "all 4 candidates as expected" in out  # reference, stub, double_norm, alternatives/pure_python
+    assert "alternatives/pure_python" in out
+
+
+def test_verify_requires_full_marks_of_every_alternative(toy_root, capsys):
+    alt = toy_root / "solutions" / "labx_toy" / "alternatives"
+    (alt / "rounds").mkdir()
+    text = (toy_root / "solutions" / "labx_toy" / "toy.py").read_text()
+    (alt / "rounds" / "toy.py").write_text(text.replace("** 2)))", "** 2)), 6)").replace("float(np.", "round(np."))
+    (alt / "half").mkdir()  # an alternative is a full copy: a missing file is the author's mistake
+    (alt / "same").mkdir()
+    (alt / "same" / "toy.py").write_text(text)
+    assert main(["verify", "labx", "--no-sandbox"]) == 1
+    out = capsys.readouterr().out
+    assert "should keep norm but lost it" in out and "labx alternatives/rounds: test_norm" in out
+    assert "lacks toy.py" in out and "is the reference itself" in out
+    assert "3 candidate(s) not as expected" in out
 
 
 def test_verify_catches_a_weak_suite(toy_root, capsys):

@@ -8,7 +8,15 @@ value:
 * no division by k      -> "it is 4.0x the big-batch gradient" (ratio, 2 significant figures);
 * misplaced zero_grad() -> "step 1 matches but step 2 does not: ... stale";
 * unweighted mean with a short last micro-batch -> "the plain average of the
-  micro-batch means".
+  micro-batch means";
+* no split at all -> "the model saw 12 examples at once: split the batch".
+
+The last one cannot be seen in the numbers (the whole batch gives exactly the
+big-batch gradient), so it is observed by the trusted model itself:
+``lab2_models`` records every forward (how many examples, and a digest of
+which), the student returns that log as ``"forward_log"``, and the test
+compares it with the micro-batches it computes from the batches it passed in
+(``docs/lab2.md``).
 """
 
 import numpy as np
@@ -23,6 +31,13 @@ from autograder.testing import assert_close, assert_keys, assert_scalar, ratio
 STEP_SYMPTOM = N_("{what}{case}: step 1 matches but step {step} does not")
 STALE_SYMPTOM = N_("{what}{case}: step 1 matches but step {step} does not: it equals this step's gradient plus "
                    "the previous step's, a stale gradient from the previous step (where is zero_grad()?)")
+TOO_MANY_AT_ONCE = N_("{what}{case}: the model saw {n} examples at once: split the batch "
+                      "(at most {b} examples per forward)")
+FORWARD_COUNT = N_("{what}{case}: the model ran {got} forward(s); one per micro-batch is {want}")
+FORWARD_SIZE = N_("{what}{case}: forward {index} saw {got} examples, but micro-batch {micro} of step {step} "
+                  "has {want}")
+FORWARD_DATA = N_("{what}{case}: forward {index} did not see the examples of micro-batch {micro} of step {step}: "
+                  "keep the examples in order, one forward per micro-batch")
 UNWEIGHTED_SYMPTOM = N_("{what}{case}: it equals the plain average of the micro-batch means, which gives the "
                         "short last micro-batch too much weight; weight each micro-batch by its size")
 
@@ -64,13 +79,55 @@ def unweighted_mean_gradient(models, config, state_dict, batch, b):
     return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
 
 
-def run_student(student, config, state_dict, batches, b, lr):
+def expected_forwards(models, batches, b) -> list[tuple[int, int, int, str]]:
+    """(step, micro-batch, examples, digest) of every forward the contract implies, in order."""
+    out = []
+    for t, batch in enumerate(batches, start=1):
+        x = batch["x"]
+        for j, i in enumerate(range(0, len(x), b)):
+            out.append((t, j, len(x[i : i + b]), models.batch_digest(x[i : i + b])))
+    return out
+
+
+def check_forward_log(models, log, batches, b, *, case: str):
+    """The trusted model's record of what went through it: one forward per micro-batch, in order."""
+    what = "forward_log"
+    sfx = M.case_suffix(case)
+    if not isinstance(log, (list, tuple)):
+        raise AssertionError(M.say(M.WRONG_TYPE, what=what, case=sfx, expected_type=_("a list (model.forward_log)"),
+                                   got_type=M.student_text(type(log).__name__, limit=60)))
+    for entry in log:
+        assert_keys(entry, ("examples", "digest"), what=_("an entry of forward_log"), case=case)
+    sizes = [entry["examples"] for entry in log]
+    for n in sizes:
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise AssertionError(M.say(M.WRONG_TYPE, what=_("an entry of forward_log"), case=sfx,
+                                       expected_type=_("an int number of examples"),
+                                       got_type=M.student_text(type(n).__name__, limit=60)))
+    if sizes and max(sizes) > b:  # the symptom first: this is what accumulation exists to avoid
+        raise AssertionError(M.say(TOO_MANY_AT_ONCE, what=_("the model's forward log"), case=sfx, n=max(sizes), b=b))
+    want = expected_forwards(models, batches, b)
+    if len(log) != len(want):
+        raise AssertionError(M.say(FORWARD_COUNT, what=_("the model's forward log"), case=sfx, got=len(log),
+                                   want=len(want)))
+    for index, (entry, (step, micro, n, digest)) in enumerate(zip(log, want), start=1):
+        if entry["examples"] != n:
+            raise AssertionError(M.say(FORWARD_SIZE, what=_("the model's forward log"), case=sfx, index=index,
+                                       got=entry["examples"], micro=micro, step=step, want=n))
+        if entry["digest"] != digest:
+            raise AssertionError(M.say(FORWARD_DATA, what=_("the model's forward log"), case=sfx, index=index,
+                                       micro=micro, step=step))
+
+
+def run_student(student, config, state_dict, batches, b, lr, *, models, case: str = ""):
     out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=b, lr=lr)
-    assert_keys(out, ("grads", "params"), what=_("accumulate_and_step result"))
-    assert_scalar(len(out["grads"]), len(batches), what=_("number of recorded gradients (one per step)"), rtol=0)
-    assert_keys(out["params"], NAMES, what="params")
+    assert_keys(out, ("grads", "params", "forward_log"), what=_("accumulate_and_step result"), case=case)
+    assert_scalar(len(out["grads"]), len(batches), what=_("number of recorded gradients (one per step)"), case=case,
+                  rtol=0)
+    assert_keys(out["params"], NAMES, what="params", case=case)
     for t, g in enumerate(out["grads"], start=1):
-        assert_keys(g, NAMES, what=_("gradient of step {step}").format(step=t))
+        assert_keys(g, NAMES, what=_("gradient of step {step}").format(step=t), case=case)
+    check_forward_log(models, out["forward_log"], batches, b, case=case)
     return out
 
 
@@ -100,8 +157,9 @@ def test_first_step_gradient_is_big_batch_gradient(student, models):
     for B, b in ((12, 3), (16, 4), (6, 2), (8, 8)):
         config, state_dict, batches = make_case(models, seed=B + b, B=B, steps=1)
         want, _params = big_batch_truth(models, config, state_dict, batches, lr=0.1)
-        out = run_student(student, config, state_dict, batches, b, lr=0.1)
-        check_big_batch_gradient(out["grads"][0], want[0], case=_("micro-batch {b}, k={k}").format(b=b, k=B // b))
+        case = _("micro-batch {b}, k={k}").format(b=b, k=B // b)
+        out = run_student(student, config, state_dict, batches, b, lr=0.1, models=models, case=case)
+        check_big_batch_gradient(out["grads"][0], want[0], case=case)
 
 
 def check_every_step(got_grads: list, want_grads: list, *, case: str):
@@ -125,8 +183,9 @@ def test_every_step_gradient_is_big_batch_gradient(student, models):
     B, b, steps, lr = 12, 4, 3, 0.5
     config, state_dict, batches = make_case(models, seed=3, B=B, steps=steps)
     want, _params = big_batch_truth(models, config, state_dict, batches, lr)
-    out = run_student(student, config, state_dict, batches, b, lr)
-    check_every_step(out["grads"], want, case=_("micro-batch {b}, k={k}, {steps} steps").format(b=b, k=B // b, steps=steps))
+    case = _("micro-batch {b}, k={k}, {steps} steps").format(b=b, k=B // b, steps=steps)
+    out = run_student(student, config, state_dict, batches, b, lr, models=models, case=case)
+    check_every_step(out["grads"], want, case=case)
 
 
 @pytest.mark.question("accumulation")
@@ -135,12 +194,12 @@ def test_parameters_after_several_steps(student, models):
     B, b, steps, lr = 15, 5, 4, 0.5
     config, state_dict, batches = make_case(models, seed=11, B=B, steps=steps, d_hidden=12)
     _grads, want = big_batch_truth(models, config, state_dict, batches, lr)
-    out = run_student(student, config, state_dict, batches, b, lr)
+    case = _("micro-batch {b}, k={k}, {steps} steps").format(b=b, k=B // b, steps=steps)
+    out = run_student(student, config, state_dict, batches, b, lr, models=models, case=case)
     for name in NAMES:
         assert_close(out["params"][name], want[name],
                      what=_("{name} after {steps} optimizer steps").format(name=name, steps=steps),
-                     case=_("micro-batch {b}, k={k}, {steps} steps").format(b=b, k=B // b, steps=steps),
-                     rtol=RTOL, atol=ATOL)
+                     case=case, rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.question("accumulation")
@@ -151,8 +210,8 @@ def test_random_cases_match_reference(student, reference, models, rng):
     config, state_dict, batches = make_case(models, seed=int(rng.integers(0, 10_000)), B=b * k, steps=steps,
                                             d_hidden=int(rng.integers(4, 20)))
     want = reference.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=b, lr=lr)
-    out = run_student(student, config, state_dict, batches, b, lr)
     case = _("micro-batch {b}, k={k}, {steps} steps, a random learning rate").format(b=b, k=k, steps=steps)
+    out = run_student(student, config, state_dict, batches, b, lr, models=models, case=case)
     check_every_step(out["grads"], want["grads"], case=case)
     for name in NAMES:
         assert_close(out["params"][name], want["params"][name],
@@ -161,7 +220,8 @@ def test_random_cases_match_reference(student, reference, models, rng):
 
 
 # -- accumulation_uneven: a short last micro-batch ------------------------------------------
-UNEVEN = ((10, 4), (7, 3), (9, 5))  # micro-batch sizes 4,4,2 / 3,3,1 / 5,4
+# micro-batch sizes 4,4,2 / 3,3,1 / 5,4 / 4,4,1 (equal chunking gives 3,3,3 for the last)
+UNEVEN = ((10, 4), (7, 3), (9, 5), (9, 4))
 
 
 def sizes(B: int, b: int) -> list[int]:
@@ -174,8 +234,8 @@ def test_short_last_micro_batch_gradient(student, models):
     for B, b in UNEVEN:
         config, state_dict, batches = make_case(models, seed=B * b, B=B, steps=1)
         want, _params = big_batch_truth(models, config, state_dict, batches, lr=0.1)
-        out = run_student(student, config, state_dict, batches, b, lr=0.1)
         case = _("batch {B}, micro-batch {b}, sizes {sizes}").format(B=B, b=b, sizes=sizes(B, b))
+        out = run_student(student, config, state_dict, batches, b, lr=0.1, models=models, case=case)
         unweighted = unweighted_mean_gradient(models, config, state_dict, batches[0], b)
         for name in NAMES:
             a = out["grads"][0][name]
@@ -191,8 +251,8 @@ def test_short_last_micro_batch_parameters(student, models):
     B, b, lr = 10, 3, 0.5
     config, state_dict, batches = make_case(models, seed=5, B=B, steps=1)
     _grads, want = big_batch_truth(models, config, state_dict, batches, lr)
-    out = run_student(student, config, state_dict, batches, b, lr)
     case = _("batch {B}, micro-batch {b}, sizes {sizes}").format(B=B, b=b, sizes=sizes(B, b))
+    out = run_student(student, config, state_dict, batches, b, lr, models=models, case=case)
     for name in NAMES:
         assert_close(out["params"][name], want[name], what=_("{name} after one step").format(name=name), case=case,
                      rtol=RTOL, atol=ATOL)
@@ -200,9 +260,13 @@ def test_short_last_micro_batch_parameters(student, models):
 
 @pytest.mark.question("accumulation_uneven")
 def test_split_batch(student, models, rng):
-    """Consecutive micro-batches, in order, only the last one shorter."""
+    """Consecutive micro-batches, in order, only the last one shorter.
+
+    9 by 4, 16 by 5 and 6 by 4 are where equal chunking (``torch.chunk``,
+    ``np.array_split`` into ceil(B/b) parts) differs from the contract; 10 by 4
+    is where only ``np.array_split`` does."""
     config = dict(models.DEFAULT_CONFIG)
-    for B, b in ((10, 4), (8, 8), (5, 7), (int(rng.integers(1, 30)), int(rng.integers(1, 8)))):
+    for B, b in ((10, 4), (8, 8), (5, 7), (9, 4), (16, 5), (6, 4), (int(rng.integers(1, 30)), int(rng.integers(1, 8)))):
         batch = models.make_batch(config, n=B, seed=B)
         got = student.split_batch(batch=batch, micro_batch_size=b)
         case = _("batch {B}, micro-batch {b}").format(B=B, b=b)

@@ -161,6 +161,25 @@ def test_random_hyperparameters_match_reference(student, reference, rng):
 
 
 # -- trajectories --------------------------------------------------------------------
+# A trajectory is a long chain of floating-point steps, and some chains amplify
+# rounding: on Rosenbrock, RMSprop at lr 1e-2 bounces across the valley so that
+# a gradient written as the expanded polynomial 400x^3 - 400xy + 2x - 2 (the
+# same function as autograd's) ends up 0.04 away after 63 steps.  A student
+# cannot be asked to match autograd's evaluation order bit for bit.  So:
+#
+# * the fixed cases are chosen where trajectories do not amplify rounding;
+# * every comparison allows, on top of rtol/atol, FACTOR times the case's own
+#   sensitivity: how far torch's own trajectory moves when every gradient and
+#   every step is off by a few ulps (RUNS replays).  Where a case is calm this
+#   adds nothing; where it is chaotic it stops the test from demanding bits;
+# * a random start that turns out sensitive is drawn again (up to DRAWS times).
+EPS = float(np.finfo(np.float64).eps)
+ULPS, RUNS, FACTOR, DRAWS = 4, 6, 100, 10
+TRAJ_RTOL, TRAJ_ATOL = 1e-6, 1e-9
+TRAJ_NOT_CLOSE = N_("{what}{case}: max abs error {err} after step {step} (rtol={rtol:g}, atol={atol:g}, "
+                    "plus this case's own sensitivity to rounding)")
+
+
 def torch_surface(surface: str, p: torch.Tensor) -> torch.Tensor:
     x, y = p[..., 0], p[..., 1]
     if surface == "quadratic":
@@ -168,19 +187,29 @@ def torch_surface(surface: str, p: torch.Tensor) -> torch.Tensor:
     return (1 - x) ** 2 + 100 * (y - x**2) ** 2
 
 
-TRAJECTORY_CASES = {  # (surface, optimizer): (start, hparams for torch and the student)
+def term_scale(surface: str, p: torch.Tensor) -> torch.Tensor:
+    """The size of the terms each gradient component sums, so rounding of any way of writing it is a few ulps of this."""
+    x, y = p.detach().abs()
+    if surface == "quadratic":
+        return torch.stack([x, 20 * y])
+    return torch.stack([400 * x**3 + 400 * x * y + 2 * x + 2, 200 * y + 200 * x**2])
+
+
+TRAJECTORY_CASES = {  # (surface, optimizer): (start, hparams for torch and the student); none amplifies rounding
     ("quadratic", "sgd"): ((-2.0, 1.0), {"lr": 0.09}),
     ("quadratic", "momentum"): ((-2.0, 1.0), {"lr": 0.02}),
     ("quadratic", "rmsprop"): ((-2.0, 1.0), {"lr": 0.05}),
     ("quadratic", "adam"): ((-2.0, 1.0), {"lr": 0.1}),
     ("rosenbrock", "sgd"): ((-1.5, 2.0), {"lr": 1e-3}),
     ("rosenbrock", "momentum"): ((-1.5, 2.0), {"lr": 5e-4, "momentum": 0.95}),
-    ("rosenbrock", "rmsprop"): ((-1.5, 2.0), {"lr": 1e-2, "alpha": 0.9}),
+    ("rosenbrock", "rmsprop"): ((-1.5, 2.0), {"lr": 3e-3}),  # lr 1e-2, alpha 0.9 is chaotic (see above)
     ("rosenbrock", "adam"): ((-1.5, 2.0), {"lr": 0.05, "betas": (0.9, 0.99)}),
 }
 
 
-def torch_trajectory(surface, optimizer, start, steps, hparams):
+def torch_trajectory(surface, optimizer, start, steps, hparams, jitter=None):
+    """torch.optim on autograd's gradients; with ``jitter`` (a numpy Generator) every gradient
+    and every step is moved by up to ULPS ulps of its own size."""
     hp = dict(hparams)
     if optimizer == "momentum":
         hp.setdefault("momentum", 0.9)
@@ -190,9 +219,41 @@ def torch_trajectory(surface, optimizer, start, steps, hparams):
     for _step in range(steps):
         opt.zero_grad()
         torch_surface(surface, p).backward()
+        if jitter is not None:
+            u = torch.from_numpy(jitter.uniform(-1, 1, size=(2, 2)))
+            p.grad += ULPS * EPS * term_scale(surface, p) * u[0]
+            before = p.detach().clone()
         opt.step()
+        if jitter is not None:
+            with torch.no_grad():
+                p += ULPS * EPS * (p - before).abs() * u[1]
         path.append(p.detach().clone())
     return torch.stack(path).numpy()  # (steps + 1, 2)
+
+
+def sensitivity(surface, optimizer, start, steps, hparams) -> np.ndarray:
+    """(steps + 1, 2): how far torch's trajectory moves under a few ulps of rounding, over RUNS replays."""
+    base = torch_trajectory(surface, optimizer, start, steps, hparams)
+    jitter = np.random.default_rng(0)  # the grader's own noise, the same for every submission
+    runs = [torch_trajectory(surface, optimizer, start, steps, hparams, jitter) for _run in range(RUNS)]
+    return np.max([np.abs(r - base) for r in runs], axis=0)
+
+
+def check_trajectory(got, want, spread, *, what: str, case: str):
+    """Each point within rtol/atol plus FACTOR times the case's sensitivity; the first step that is not, reported."""
+    a = np.asarray(got)
+    if a.shape != want.shape or a.dtype.kind not in "biuf":  # the plain checks say what is wrong
+        assert_close(got, want, what=what, case=case, rtol=TRAJ_RTOL, atol=TRAJ_ATOL)
+    a = a.astype(np.float64)
+    allowed = TRAJ_ATOL + TRAJ_RTOL * np.abs(want) + FACTOR * spread
+    err = np.abs(a - want)
+    bad = ~(err <= allowed)  # NaN counts as bad
+    if bad.any():
+        step = int(np.argmax(bad.any(axis=1)))
+        if not np.isfinite(a[step]).all():
+            assert_close(got, want, what=what, case=case, rtol=TRAJ_RTOL, atol=TRAJ_ATOL)
+        raise AssertionError(M.say(TRAJ_NOT_CLOSE, what=what, case=M.case_suffix(case), err=M.sig2(err[step].max()),
+                                   step=step, rtol=TRAJ_RTOL, atol=TRAJ_ATOL))
 
 
 @pytest.mark.question("trajectories")
@@ -226,19 +287,32 @@ def test_trajectories_match_torch(student):
     steps = 100
     for (surface, optimizer), (start, hp) in TRAJECTORY_CASES.items():
         want = torch_trajectory(surface, optimizer, start, steps, hp)
+        spread = sensitivity(surface, optimizer, start, steps, hp)
         got = student.trajectory(surface=surface, optimizer=optimizer, start=start, steps=steps, hparams=hp)
-        assert_close(got, want, what=_("{optimizer} trajectory on {surface}").format(optimizer=optimizer, surface=surface),
-                     case=_("the notebook's start, {hparams}, {steps} steps").format(hparams=fmt(hp), steps=steps),
-                     rtol=1e-6, atol=1e-9)
+        check_trajectory(got, want, spread,
+                         what=_("{optimizer} trajectory on {surface}").format(optimizer=optimizer, surface=surface),
+                         case=_("the notebook's start, {hparams}, {steps} steps").format(hparams=fmt(hp), steps=steps))
+
+
+def calm_start(rng, surface, optimizer, steps, hp):
+    """A random start whose trajectory does not amplify rounding (redrawn up to DRAWS times), and its spread."""
+    for _draw in range(DRAWS):
+        start = tuple(float(v) for v in rng.uniform(-1.2, 1.2, size=2))
+        spread = sensitivity(surface, optimizer, start, steps, hp)
+        base = torch_trajectory(surface, optimizer, start, steps, hp)
+        if (FACTOR * spread <= TRAJ_ATOL + TRAJ_RTOL * np.abs(base)).all():
+            break
+    return start, spread  # the last draw, if none was calm: its spread then widens the tolerance
 
 
 @pytest.mark.question("trajectories")
 def test_trajectories_match_reference(student, reference, rng):
     """Seeded random starting points, compared with the reference."""
+    steps = 50
     for (surface, optimizer), (_start, hp) in TRAJECTORY_CASES.items():
-        start = tuple(float(v) for v in rng.uniform(-1.2, 1.2, size=2))
-        want = reference.trajectory(surface=surface, optimizer=optimizer, start=start, steps=50, hparams=hp)
-        got = student.trajectory(surface=surface, optimizer=optimizer, start=start, steps=50, hparams=hp)
-        assert_close(got, want, what=_("{optimizer} trajectory on {surface}").format(optimizer=optimizer, surface=surface),
-                     case=_("a random start, {hparams}, 50 steps").format(hparams=fmt(hp)),
-                     rtol=1e-6, atol=1e-9)
+        start, spread = calm_start(rng, surface, optimizer, steps, hp)
+        want = reference.trajectory(surface=surface, optimizer=optimizer, start=start, steps=steps, hparams=hp)
+        got = student.trajectory(surface=surface, optimizer=optimizer, start=start, steps=steps, hparams=hp)
+        check_trajectory(got, np.asarray(want, dtype=np.float64), spread,
+                         what=_("{optimizer} trajectory on {surface}").format(optimizer=optimizer, surface=surface),
+                         case=_("a random start, {hparams}, {steps} steps").format(hparams=fmt(hp), steps=steps))

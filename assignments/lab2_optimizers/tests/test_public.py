@@ -64,6 +64,11 @@ def test_schedule_at_a_few_steps(student, snapshot):
                    case=_("GPT-2 XL defaults, steps 0, 100, 499, 500, 1000, 10,000, 49,999"), rtol=1e-9, atol=1e-15)
 
 
+def forward_examples(out: dict) -> list[int]:
+    """How many examples each forward of the model saw, from the log the shipped model keeps."""
+    return [entry["examples"] for entry in out["forward_log"]]
+
+
 @pytest.mark.question("accumulation")
 def test_accumulation_two_steps(student, snapshot):
     g = torch.Generator().manual_seed(0)
@@ -73,7 +78,8 @@ def test_accumulation_two_steps(student, snapshot):
     batches = [{"x": torch.randn(8, 4, generator=g, dtype=torch.float64), "y": torch.randint(0, 3, (8,), generator=g)}
                for _step in range(2)]
     out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=2, lr=0.5)
-    got = {"step1_grad": out["grads"][0], "step2_grad": out["grads"][1], "params": out["params"]}
+    got = {"step1_grad": out["grads"][0], "step2_grad": out["grads"][1], "params": out["params"],
+           "forward_examples": forward_examples(out)}
     snapshot.check("accumulation", got, what=_("accumulation"), case=_("batch 8, micro-batch 2, 2 steps"),
                    rtol=1e-9, atol=1e-12)
 
@@ -86,5 +92,6 @@ def test_accumulation_short_last_micro_batch(student, snapshot):
     state_dict = {name: 0.5 * torch.randn(shape, generator=g, dtype=torch.float64) for name, shape in shapes.items()}
     batch = {"x": torch.randn(10, 4, generator=g, dtype=torch.float64), "y": torch.randint(0, 3, (10,), generator=g)}
     out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=[batch], micro_batch_size=4, lr=0.5)
-    snapshot.check("accumulation_uneven", {"grad": out["grads"][0], "params": out["params"]}, what=_("accumulation"),
+    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out)}
+    snapshot.check("accumulation_uneven", got, what=_("accumulation"),
                    case=_("batch 10, micro-batch 4 (sizes 4, 4, 2), 1 step"), rtol=1e-9, atol=1e-12)

@@ -13,4 +13,5 @@ def accumulate_and_step(*, config, state_dict, batches, micro_batch_size, lr):
             (lab2_models.loss_fn(model, micro) / len(micros)).backward()  # BUG: right only if all sizes are equal
         grads.append({name: p.grad.detach().clone() for name, p in model.named_parameters()})
         opt.step()
-    return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()}}
+    return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()},
+            "forward_log": model.forward_log}

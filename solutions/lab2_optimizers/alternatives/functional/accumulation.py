@@ -1,0 +1,37 @@
+"""Lab 2, part 2, a correct alternative: ``torch.tensor_split`` at the
+contract's cut points, every micro-batch's weight computed up front, and
+``model.zero_grad()`` instead of the optimizer's.
+"""
+
+from __future__ import annotations
+
+import torch
+
+import lab2_models
+
+
+def split_batch(*, batch, micro_batch_size):
+    assert micro_batch_size >= 1, f"micro_batch_size must be >= 1, got {micro_batch_size}"
+    cuts = list(range(micro_batch_size, len(batch["y"]), micro_batch_size))  # b, 2b, ...: only the last is short
+    columns = {key: torch.tensor_split(v, cuts) for key, v in batch.items()}
+    return [{key: columns[key][j] for key in batch} for j in range(len(cuts) + 1)]
+
+
+def accumulate_and_step(*, config, state_dict, batches, micro_batch_size, lr):
+    model = lab2_models.build_model(config)
+    model.load_state_dict(state_dict)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.0, weight_decay=0.0)
+
+    def one_step(batch):
+        micros = split_batch(batch=batch, micro_batch_size=micro_batch_size)
+        weights = [len(m["y"]) / len(batch["y"]) for m in micros]  # b_j / B, summing to 1
+        model.zero_grad(set_to_none=True)
+        for weight, micro in zip(weights, micros):
+            lab2_models.loss_fn(model, micro).mul(weight).backward()
+        recorded = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+        opt.step()
+        return recorded
+
+    grads = [one_step(batch) for batch in batches]
+    return {"grads": grads, "params": {n: t.detach().clone() for n, t in model.state_dict().items()},
+            "forward_log": model.forward_log}
