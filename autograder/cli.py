@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("lab", nargs="?", default=None)
     v.add_argument("--jobs", type=int, default=None)
     v.add_argument("--no-sandbox", dest="sandbox", action="store_false", help="grade in-process (faster, for lab authors)")
+    v.add_argument("--mutants", action="store_true", help="also report each lab's mutation score (slow: one grading per mutant)")
+    v.add_argument("--mutant-limit", type=int, default=None, help="with --mutants: grade only N mutants per lab, evenly spread")
 
     mu = sub.add_parser("mutants", help=COMMANDS["mutants"][1])
     mu.add_argument("lab")

@@ -17,7 +17,14 @@ from autograder.i18n import N_, _
 WRONG_TYPE = N_("{what}{case}: expected {expected_type}, got {got_type}")
 WRONG_SHAPE = N_("{what}{case}: shape {got}, expected shape {expected}")
 NOT_FINITE = N_("{what}{case}: contains {count} NaN or inf value(s), first at index {index}")
-NOT_CLOSE = N_("{what}{case}: max abs error {err} at index {index} (rtol={rtol:g}, atol={atol:g})")
+# which way and roughly how far (``direction``): never the size of the error, which with the
+# student's own value would give the expected value away
+NOT_CLOSE = N_("{what}{case}: {direction} at index {index} (rtol={rtol:g}, atol={atol:g})")
+LARGER_BY = N_("too large, about {ratio}× the expected value")
+SMALLER_BY = N_("too small, about {ratio}× the expected value")
+LARGER = N_("too large")
+SMALLER = N_("too small")
+WRONG_SIGN = N_("wrong sign")
 # exact integers: the size of the error would give the expected value away, the direction does not
 NOT_CLOSE_TOO_LARGE = N_("{what}{case}: too large at index {index}")
 NOT_CLOSE_TOO_SMALL = N_("{what}{case}: too small at index {index}")
@@ -94,6 +101,20 @@ def say(template: str, **fields) -> str:
 
 def near_words(larger: bool) -> str:
     return _(SLIGHTLY_LARGE if larger else SLIGHTLY_SMALL)
+
+
+def direction(actual: float, expected: float) -> str:
+    """Which way ``actual`` is off and roughly how far, in words: "too large, about
+    2.0× the expected value", "slightly too small (within 5%)", "wrong sign"."""
+    if expected == 0 or actual == 0:
+        return _(LARGER if actual > expected else SMALLER)
+    if (actual > 0) != (expected > 0):
+        return _(WRONG_SIGN)
+    r = actual / expected
+    larger = abs(actual) > abs(expected)
+    if abs(r - 1) <= NEAR:
+        return near_words(larger)
+    return say(LARGER_BY if larger else SMALLER_BY, ratio=r)
 
 
 def case_suffix(case: str) -> str:

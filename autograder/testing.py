@@ -1,7 +1,7 @@
 """Assertions for lab tests, with messages that name the symptom.
 
 Each helper states the quantity (``what``), the input (``case``), and what
-is wrong (shape, worst error and where, a ratio, a direction), never the
+is wrong (shape, the worst element and which way it is off, a ratio), never the
 expected value.  Numbers keep two significant figures, a ratio within 5% of 1
 is said in words, and an error in exact integers says only which way it is
 off (``docs/feedback.md``).
@@ -69,8 +69,9 @@ def assert_close(actual, expected, *, what: str, case: str = "", rtol: float = 1
             larger = a.reshape(-1)[flat] > e.reshape(-1)[flat]
             raise AssertionError(M.say(M.NOT_CLOSE_TOO_LARGE if larger else M.NOT_CLOSE_TOO_SMALL,
                                        what=what, case=sfx, index=_fmt_index(idx)))
-        raise AssertionError(M.say(M.NOT_CLOSE,
-            what=what, case=sfx, err=M.sig2(err.reshape(-1)[flat]), index=_fmt_index(idx), rtol=rtol, atol=atol))
+        got, want = float(a.reshape(-1)[flat]), float(e.reshape(-1)[flat])
+        raise AssertionError(M.say(M.NOT_CLOSE, what=what, case=sfx, direction=M.direction(got, want),
+                                   index=_fmt_index(idx), rtol=rtol, atol=atol))
 
 
 def assert_scalar(actual, expected, *, what: str, case: str = "", rtol: float = 1e-6, atol: float = 0.0) -> None:

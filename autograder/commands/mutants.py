@@ -32,24 +32,23 @@ author has shown cannot change behaviour is listed in
     mutated = "x * 2"
     why = "x is 0 or 2 here, where x ** 2 == x * 2"
 
-and the score is killed / (total − equivalent). ``--limit N`` grades N
-mutants evenly spread over all of them (the file is still checked against
-all of them). Not run in CI: it grades one submission per mutant.
+and the score is killed / (total − equivalent). The exit status is 1 while a
+mutant that is not marked equivalent survives, or a marked one is killed.
+``--limit N`` grades N mutants evenly spread over all of them (the file is
+still checked against all of them). ``autograder verify --mutants`` runs this
+after its table. Not run in CI: it grades one submission per mutant.
 """
 
 from __future__ import annotations
 
 import ast
-import contextlib
 import copy
 import os
-import tempfile
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
-from autograder import labs, runner
+from autograder import labs
+from autograder.commands import verify
 from autograder.results import PASSED, SubmissionResult
 
 EQUIVALENTS_FILE = "equivalent_mutants.toml"
@@ -232,30 +231,6 @@ def load_equivalents(lab: labs.Lab, mutants: list[Mutant] | None = None) -> dict
 
 
 # -- grading -------------------------------------------------------------------------
-def _grade(lab: labs.Lab, sources: dict[str, str], sub_id: str, sandbox: bool, pool) -> SubmissionResult:
-    with tempfile.TemporaryDirectory(prefix=f"ironlaw-mutant-{lab.short}-") as tmp:
-        code = Path(tmp) / "code"
-        code.mkdir()
-        for name, text in sources.items():
-            (code / name).write_text(text)
-        return runner.grade_staged(lab, code, sub_id, sandbox=sandbox, pool=pool)
-
-
-def grade_batch(lab: labs.Lab, batch: list[dict[str, str]], *, jobs: int, sandbox: bool) -> list[SubmissionResult]:
-    """Grade each set of student files, as verify grades its candidates: one batch, warm graders."""
-    stack = contextlib.ExitStack()
-    pool = None
-    if sandbox:
-        from autograder.graders import GraderPool
-        from autograder.sandbox.client import shared_zygote
-
-        stack.enter_context(shared_zygote())
-        pool = GraderPool(str(lab.root), jobs, runner.grader_env(lab))
-        stack.callback(pool.close)
-    with stack, ThreadPoolExecutor(max_workers=jobs) as threads:
-        return list(threads.map(lambda i: _grade(lab, batch[i], f"mutant-{i}", sandbox, pool), range(len(batch))))
-
-
 def survived(res: SubmissionResult, n_tests: int) -> bool:
     return not res.errors and len(res.tests) == n_tests and all(t.status == PASSED for t in res.tests)
 
@@ -289,7 +264,8 @@ def main(*, lab: str, limit: int | None = None, jobs: int | None = None, sandbox
     print(f"autograder mutants {lab_.short}: {len(chosen)} of {len(everything)} mutants of "
           f"{', '.join(m.student_files)}; grading them and the reference "
           f"({'sandboxed' if sandbox else 'in-process'}, {jobs} jobs)", flush=True)
-    base, *graded = grade_batch(lab_, batch, jobs=jobs, sandbox=sandbox)
+    base, *graded = verify.grade_batch([(lab_, f"mutant-{i}", src) for i, src in enumerate(batch)],
+                                       jobs=jobs, sandbox=sandbox)
     n_tests = len(base.tests)
     if not survived(base, n_tests) or not n_tests:
         print(f"the reference does not get full marks ({base.score:g}/{m.max_score:g}); fix that first")
@@ -319,7 +295,7 @@ def main(*, lab: str, limit: int | None = None, jobs: int | None = None, sandbox
             print(f"  {mu.file}:{mu.line} {mu.operator}: original = {_toml_str(mu.original)}, "
                   f"mutated = {_toml_str(mu.mutated)}")
             print(f"      {mu.source_line()}")
-    return 1 if rep.not_equivalent else 0
+    return 1 if rep.not_equivalent or rep.survivors else 0
 
 
 def _toml_str(s: str) -> str:

@@ -4,6 +4,7 @@ The reference must score full marks, the untouched stub 0, each negative
 variant must lose exactly the questions lab.toml declares, and no others, and
 each correct alternative (``solutions/<lab>/alternatives/<name>/``) full marks.
 Every candidate is graded exactly as a student's submission would be.
+``--mutants`` then reports each lab's mutation score (``autograder mutants``).
 """
 
 from __future__ import annotations
@@ -57,28 +58,41 @@ def explain(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) ->
     return lines
 
 
-def grade_candidate(lab: labs.Lab, cand: candidates.Candidate, sandbox: bool,
-                    pool: GraderPool | None = None) -> SubmissionResult:
+def grade_sources(lab: labs.Lab, sub_id: str, sources: dict[str, str], sandbox: bool,
+                  pool: GraderPool | None = None) -> SubmissionResult:
+    """Grade one set of student files (name -> text) exactly as a student's submission."""
     with tempfile.TemporaryDirectory(prefix=f"ironlaw-verify-{lab.short}-") as tmp:
-        code = candidates.write_dir(lab, cand, Path(tmp) / "code")
-        return runner.grade_staged(lab, code, cand.id, sandbox=sandbox, pool=pool)
+        code = Path(tmp) / "code"
+        code.mkdir()
+        for name, text in sources.items():
+            (code / name).write_text(text)
+        return runner.grade_staged(lab, code, sub_id, sandbox=sandbox, pool=pool)
 
 
-def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = True) -> int:
+def grade_batch(items: list[tuple[labs.Lab, str, dict[str, str]]], *, jobs: int,
+                sandbox: bool) -> list[SubmissionResult]:
+    """Grade (lab, id, sources) items in one batch, ``jobs`` at a time, as ``grade`` does:
+    one shared zygote and a pool of warm graders when sandboxed.  Results in input order."""
+    stack = contextlib.ExitStack()
+    pool = None
+    if sandbox and items:
+        from autograder.sandbox.client import shared_zygote
+
+        stack.enter_context(shared_zygote())
+        root = items[0][0]
+        pool = GraderPool(str(root.root), jobs, runner.grader_env(root))
+        stack.callback(pool.close)
+    with stack, ThreadPoolExecutor(max_workers=jobs) as threads:
+        return list(threads.map(lambda it: grade_sources(*it, sandbox, pool), items))
+
+
+def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = True, mutants: bool = False,
+         mutant_limit: int | None = None) -> int:
     console = Console()
     targets = [labs.get(lab)] if lab else labs.all_labs()
     work = [(l, c) for l in targets for c in candidates.verify_candidates(l)]
     jobs = jobs or os.cpu_count() or 1
-    batch = contextlib.ExitStack()
-    pool = None
-    if sandbox:
-        from autograder.sandbox.client import shared_zygote
-
-        batch.enter_context(shared_zygote())
-        pool = GraderPool(str(targets[0].root), jobs, runner.grader_env(targets[0]))
-        batch.callback(pool.close)
-    with batch, ThreadPoolExecutor(max_workers=jobs) as threads:
-        graded = list(threads.map(lambda lc: grade_candidate(*lc, sandbox, pool), work))
+    graded = grade_batch([(l, c.id, candidates.sources(l, c)) for l, c in work], jobs=jobs, sandbox=sandbox)
     table = Table(title="autograder verify" + ("" if sandbox else " (in-process)"))
     for col in ("lab", "candidate", "score", "lost questions", "expected to lose", "result"):
         table.add_column(col)
@@ -98,6 +112,12 @@ def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = Tru
         console.print(line, markup=False, highlight=False)
     if failures:
         console.print(f"[red]{failures} candidate(s) not as expected")
-        return 1
-    console.print(f"[green]all {len(work)} candidates as expected")
-    return 0
+    else:
+        console.print(f"[green]all {len(work)} candidates as expected")
+    status = 1 if failures else 0
+    if mutants:  # the mutation score of each lab's suite (autograder mutants)
+        from autograder.commands import mutants as mutation
+
+        for l in targets:
+            status |= mutation.main(lab=l.name, limit=mutant_limit, jobs=jobs, sandbox=sandbox)
+    return status

@@ -71,7 +71,20 @@ def test_close_on_exact_integers_says_only_the_direction():
     assert msg == "bytes: too large at index (2,)" and "112" not in msg
     assert failure(lambda: assert_close([5.0, 7.0], [5.0, 9.0], what="n", rtol=0, atol=0)) == "n: too small at index (1,)"
     msg = failure(lambda: assert_close([1.0, 2.0], [1.0, 2.123456789], what="v", rtol=1e-9))
-    assert msg == "v: max abs error 0.12 at index (1,) (rtol=1e-09, atol=0)"
+    assert msg == "v: too small, about 0.94× the expected value at index (1,) (rtol=1e-09, atol=0)"
+    msg = failure(lambda: assert_close([1.0, 2.0], [1.0, 2.0001], what="v", rtol=1e-9))
+    assert msg == "v: slightly too small (within 5%) at index (1,) (rtol=1e-09, atol=0)"
+
+
+def test_close_says_which_way_and_roughly_how_far():
+    msg = failure(lambda: assert_close([1.0, 4.0], [1.0, 2.0], what="v"))
+    assert msg == "v: too large, about 2.0× the expected value at index (1,) (rtol=1e-06, atol=0)"
+    assert failure(lambda: assert_close([1.0, 0.6123], [1.0, 2.0], what="v")).startswith(
+        "v: too small, about 0.31× the expected value")
+    assert failure(lambda: assert_close([-1.0], [1.0], what="v")).startswith("v: wrong sign at index (0,)")
+    assert failure(lambda: assert_close([0.5], [0.0], what="v", atol=1e-9)).startswith("v: too large at index (0,)")
+    assert failure(lambda: assert_close([-3.0, -2.0], [-3.0, -1.0], what="v")).startswith(
+        "v: too large, about 2.0× the expected value at index (1,)")
 
 
 def test_equal_says_which_way_for_numbers_only():

@@ -36,8 +36,23 @@ def test_nvlink_moves_the_wall(student):
 
 
 def test_network_wall_matches_reference(student, reference, rng):
+    check_a_tie_and_a_tiny_model(student)  # the edges first: a tie, and a number small enough to show rounding
     for n_gpus in (1, 2, int(rng.integers(3, 513))):
         kw = {"n_params": float(rng.uniform(1e8, 1e11)), "bytes_per_param": int(rng.choice([2, 4])), "n_gpus": n_gpus,
               "link_GBps": float(rng.choice([12.5, 25.0, 50.0, 450.0, 900.0])), "compute_s": float(rng.uniform(0.1, 5.0))}
         assert_fields(student.network_wall(**kw), reference.network_wall(**kw), what="network_wall",
                       case=_("a random model, {bytes_per_param} bytes per parameter, {n_gpus} GPUs").format(**kw))
+
+
+def check_a_tie_and_a_tiny_model(student):
+    # comm_s == compute_s exactly (every intermediate is an exact float in any order of operations):
+    # the docstring says "communication" only if comm_s > compute_s
+    got = student.network_wall(n_params=2e9, bytes_per_param=2, n_gpus=2, link_GBps=4.0, compute_s=1.0)
+    assert_fields(got, {"gradient_bytes": 4e9, "bytes_per_gpu": 4e9, "comm_s": 1.0, "step_s_no_overlap": 2.0,
+                        "step_s_overlap": 1.0, "bound": "compute", "break_even_GBps": 4.0},
+                  what="network_wall", case=_("communication exactly as long as compute"))
+    # a tiny model: the break-even bandwidth is a small number, so rounding it anywhere shows
+    got = student.network_wall(n_params=1000.0, bytes_per_param=2, n_gpus=2, link_GBps=1.0, compute_s=0.3)
+    assert_fields(got, {"gradient_bytes": 2000.0, "bytes_per_gpu": 2000.0, "comm_s": 2e-6, "step_s_no_overlap": 0.300002,
+                        "step_s_overlap": 0.3, "bound": "compute", "break_even_GBps": 2000.0 / 0.3 / 1e9},
+                  what="network_wall", case=_("a model of 1000 parameters on 2 GPUs"))
