@@ -219,14 +219,23 @@ def fp16_gradient_underflow(*, config: dict, batch_size: int, loss_scale: float 
     - ``"underflow_fraction"``: ``n_underflow / n_nonzero`` (0.0 if none);
     - ``"underflow_by_parameter"``: ``{name: fraction}`` for every
       parameter with a gradient, names from ``model.named_parameters()``
-      (a tied weight appears once), same definition of fraction.
+      (a tied weight appears once), same definition of fraction (0.0 for
+      a parameter whose gradient is all zeros).
+
+    An element that is exactly 0 in FP32 is **not** underflow: it was 0
+    before the cast, so nothing was lost.  It counts in neither
+    ``n_nonzero`` nor ``n_underflow``.  Many models have such exact zeros
+    (an untied GPT's embedding rows of tokens absent from the batch, a ReLU
+    unit inactive on the whole batch: see ``lab3_models``).
 
     Counts are ``int``, fractions ``float``.  ``config`` must be FP32.
 
     Tóm tắt (tiếng Việt): lượt ngược trên ``loss * loss_scale`` (mô hình
     FP32), rồi ép mọi gradient sang FP16 và đếm phần tử khác 0, phần tử khác 0
     thành 0 (underflow), phần tử thành ±inf (overflow); tỉ lệ underflow chung
-    và theo từng tham số.  Số đếm là ``int``, tỉ lệ là ``float``.
+    và theo từng tham số.  Phần tử đã bằng đúng 0 trong FP32 **không** phải
+    underflow (nó bằng 0 từ trước khi ép kiểu): không tính vào ``n_nonzero``
+    lẫn ``n_underflow``.  Số đếm là ``int``, tỉ lệ là ``float``.
     """
     raise NotImplementedError
 

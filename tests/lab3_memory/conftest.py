@@ -20,7 +20,7 @@ from torch.utils.checkpoint import checkpoint
 
 from autograder import messages as M
 from autograder.i18n import _
-from autograder.testing import assert_scalar
+from autograder.testing import assert_equal, assert_scalar
 
 _SUPPORT_CACHE: dict[str, object] = {}
 
@@ -43,6 +43,9 @@ def assert_int_type(actual, *, what: str, case: str = "") -> None:
                                                  expected_type=_("an int"), got_type=type(actual).__name__))
 
 
+SMALL_INT = 1000  # below this, two significant figures of a ratio pin the expected integer down
+
+
 def assert_exact_int(actual, expected: int, *, what: str, case: str = "") -> None:
     """An exact integer (a byte count, a call count).
 
@@ -50,9 +53,13 @@ def assert_exact_int(actual, expected: int, *, what: str, case: str = "") -> Non
     of 2.0": counted twice), or, within 5%, only the direction ("slightly too
     large (within 5%)": e.g. 4 bytes of Adam's step counter for each of 28
     parameter tensors), never the size of the error: that would give the
-    expected integer away.
+    expected integer away.  A small expected integer (a call count, a count
+    of 10 overflowing gradients) gets only the direction ("too large"): the
+    student's own value over a two-figure ratio would be the expected one.
     """
     assert_int_type(actual, what=what, case=case)
+    if abs(expected) < SMALL_INT:
+        assert_equal(actual, expected, what=what, case=case)
     assert_scalar(actual, expected, what=what, case=case, rtol=0.0)
 
 
@@ -67,6 +74,10 @@ def describe(cfg: dict, **extra) -> str:
             f"S={cfg.get('seq_len', 16)} {tied}"
     else:
         s = f"mlp d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 4)}"
+        if cfg.get("act", "gelu") != "gelu":
+            s += f" {cfg['act']}"
+        if cfg.get("init_std") == 0:
+            s += " " + _("all weights 0")
     if cfg.get("dtype", "float32") != "float32":
         s += f" {cfg['dtype']}"
     if cfg.get("frozen"):
@@ -153,13 +164,15 @@ def make_truth(models):
         model = models.build_model(cfg)
         loss = models.forward_loss(model, models.make_batch(cfg, B, seed=0))
         (loss * scale).backward()
-        out = {"n_nonzero": 0, "n_underflow": 0, "n_overflow": 0, "underflow_by_parameter": {}}
+        # n_zero: elements exactly 0 in FP32 already (not underflow), for diagnosing a count that includes them
+        out = {"n_nonzero": 0, "n_underflow": 0, "n_overflow": 0, "underflow_by_parameter": {}, "n_zero": 0}
         for name, p in model.named_parameters():
             if p.grad is None:
                 continue
             g = p.grad
             h = g.half()
             nz, un = int((g != 0).sum()), int(((g != 0) & (h == 0)).sum())
+            out["n_zero"] += int((g == 0).sum())
             out["n_nonzero"] += nz
             out["n_underflow"] += un
             out["n_overflow"] += int(torch.isinf(h).sum())

@@ -46,3 +46,9 @@ def test_random_shapes_match_reference(student, reference, lab3, rng):
         case = ", ".join(f"{k}={v}" for k, v in kw.items())
         lab3.assert_exact_int(student.activation_bytes(**kw), reference.activation_bytes(**kw),
                           what=_("activation bytes"), case=case)
+    # the defaults: one layer, no recompute
+    a = int(rng.integers(1, 33))
+    s, b, h = int(rng.integers(16, 4097)), int(rng.integers(1, 33)), a * int(rng.integers(8, 129))
+    lab3.assert_exact_int(student.activation_bytes(s=s, b=b, h=h, a=a), 34 * s * b * h + 5 * a * s * s * b,
+                          what=_("activation bytes with the defaults (n_layers=1, recompute='none')"),
+                          case=f"s={s}, b={b}, h={h}, a={a}")

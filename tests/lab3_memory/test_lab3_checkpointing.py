@@ -27,6 +27,19 @@ def test_sqrt_rule_worked_numbers_and_brute_force(student, lab3, rng):
         best = min(range(1, N + 1), key=lambda j: (j + N / j, j))  # brute force
         assert_equal(student.best_checkpoint_count(n_layers=N), best, what=_("best number of checkpoints"),
                      case=f"N={N}")
+    # the ends of the range (k = 1, k = N), N = 1, and the ties of k + N/k (N = k(k+1): k and k+1 tie)
+    for N in (1, 2, 5, 48):
+        for k in sorted({1, N}):
+            case = f"N={N}, k={k}"
+            got = student.checkpoint_units(n_layers=N, n_checkpoints=k)
+            assert_keys(got, ["units", "saving"], what=_("checkpoint_units result"), case=case)
+            assert_scalar(got["units"], k + N / k, what=_("layer-activations kept"), case=case, rtol=1e-12)
+            assert_scalar(got["saving"], 1 - (k + N / k) / N, what=_("memory saving"), case=case,
+                          rtol=1e-9, atol=1e-12)
+    for N in (1, 2, 3, 4, 6, 12, 56, 132):
+        best = min(range(1, N + 1), key=lambda j: (j + N / j, j))  # brute force, the smaller k on a tie
+        assert_equal(student.best_checkpoint_count(n_layers=N), best, what=_("best number of checkpoints"),
+                     case=f"N={N}")
 
 
 def _configs(lab3, rng):

@@ -14,7 +14,9 @@ ADAM = {"name": "adam", "lr": 1e-3}
 
 def test_weights_count_each_parameter_once(student, lab3, rng):
     configs = [{"kind": "gpt", "tie_weights": True}, {"kind": "gpt", "tie_weights": False},
-               {"kind": "gpt", "dtype": "bfloat16"}, {"kind": "mlp"}, lab3.random_gpt(rng, tie_weights=True)]
+               {"kind": "gpt", "dtype": "bfloat16"}, {"kind": "mlp"}, lab3.random_gpt(rng, tie_weights=True),
+               {"kind": "gpt", "frozen": ["tok_emb", "blocks.0"]},  # frozen parameters are weights too
+               lab3.random_mlp(rng, frozen=["inp", "blocks"])]
     for cfg in configs:
         case = lab3.describe(cfg, B=2)
         got = student.measure_four_terms(config=cfg, batch_size=2, optimizer=ADAM)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.i18n import _
+from autograder import messages as M
+from autograder.i18n import N_, _
 from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("number_formats")
@@ -16,6 +17,12 @@ FORMATS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch
 RANGE_KEYS = ["max", "min_normal", "min_subnormal", "eps", "mantissa_bits", "exponent_bits"]
 UNDERFLOW_KEYS = ["n_nonzero", "n_underflow", "n_overflow", "underflow_fraction", "underflow_by_parameter"]
 BITS = {"float32": (23, 8), "float16": (10, 5), "bfloat16": (7, 8)}  # (mantissa, exponent), IEEE / Brain float
+
+# Symptoms, in the style of autograder.messages: what the result equals, and what to do instead.
+ZEROS_AS_UNDERFLOW = N_("{what}{case}: it equals what counting the gradients that are exactly 0 in FP32 gives; "
+                        "an exact zero is not underflow: count only the elements with g != 0 whose FP16 value is 0")
+ZEROS_AS_NONZERO = N_("{what}{case}: it equals the number of all gradient elements, the exact zeros included; "
+                      "count only the elements with g != 0")
 
 
 def test_ranges_match_finfo_and_rounding(student, lab3):
@@ -46,9 +53,14 @@ def test_ranges_match_finfo_and_rounding(student, lab3):
 def _check_underflow(lab3, got, want, case):
     assert_keys(got, UNDERFLOW_KEYS, what=_("fp16_gradient_underflow result"), case=case)
     # counts may differ by a few borderline elements between machines' matmul kernels
+    tol = max(3, 0.002 * want["n_nonzero"])
     for k in ("n_nonzero", "n_underflow", "n_overflow"):
         lab3.assert_int_type(got[k], what=k, case=case)
-        tol = max(3, 0.002 * want["n_nonzero"])
+        # a model with many exact zeros (untied embedding rows, dead ReLU units): say what the count includes
+        zeros = want["n_zero"]
+        for key, template in (("n_nonzero", ZEROS_AS_NONZERO), ("n_underflow", ZEROS_AS_UNDERFLOW)):
+            if k == key and zeros > 2 * tol and abs(got[k] - (want[k] + zeros)) <= tol:
+                raise AssertionError(M.say(template, what=k, case=M.case_suffix(case)))
         assert_scalar(got[k], want[k], what=k, case=case, atol=tol, rtol=0.0)
     assert_scalar(got["underflow_fraction"], want["underflow_fraction"], what=_("underflow fraction"), case=case,
                   atol=2e-3, rtol=0.0)
@@ -60,12 +72,48 @@ def _check_underflow(lab3, got, want, case):
 
 
 def test_fp16_underflow_matches_real_gradients(student, lab3, rng):
-    configs = [{"kind": "mlp"}, lab3.random_mlp(rng, init_std=0.02), {"kind": "gpt"}]
-    for cfg in configs:
-        B = int(rng.integers(8, 33))
+    """Real gradients, and gradients that are exactly 0 in FP32, which are not underflow: an untied GPT's
+    embedding rows of tokens absent from the batch (vocab 64 > B·S tokens), a ReLU MLP's units dead on the
+    whole batch, an MLP whose weights are all 0 (every count exact there, the fractions 0.0)."""
+    configs = [({"kind": "mlp"}, int(rng.integers(8, 33))),
+               (lab3.random_mlp(rng, init_std=0.02), int(rng.integers(8, 33))),
+               ({"kind": "gpt"}, int(rng.integers(8, 33))),
+               (lab3.random_gpt(rng, tie_weights=False, vocab=64), int(rng.integers(1, 3))),
+               (lab3.random_mlp(rng, act="relu"), int(rng.integers(1, 5)))]
+    for cfg, B in configs:
         case = lab3.describe(cfg, B=B, loss_scale=1)
         got = student.fp16_gradient_underflow(config=cfg, batch_size=B, loss_scale=1.0)
         _check_underflow(lab3, got, lab3.truth.underflow(cfg, B, 1.0), case)
+    # loss_scale defaults to 1
+    cfg, B = configs[-1]
+    got = student.fp16_gradient_underflow(config=cfg, batch_size=B)
+    _check_underflow(lab3, got, lab3.truth.underflow(cfg, B, 1.0), lab3.describe(cfg, B=B) + _(", default loss_scale"))
+    # every weight 0: only the output bias gets a gradient; nothing at all once the output layer is frozen
+    cfg, B = _all_zero_mlp(lab3, rng)
+    for c in (cfg, {**cfg, "frozen": ["out"]}):
+        _check_exact(lab3, student, c, B, 1.0, "1")
+
+
+def _all_zero_mlp(lab3, rng):
+    """An MLP with every weight 0. B is not a multiple of the number of classes, so each class's output-bias
+    gradient, 1/C − (its share of the batch), is nonzero and far from FP16's limits: every count is exact."""
+    n_classes = int(rng.choice([5, 10]))
+    B = int(rng.choice([7, 9, 11, 13, 17, 19, 21, 23]))
+    return lab3.random_mlp(rng, init_std=0.0, n_classes=n_classes), B
+
+
+def _check_exact(lab3, student, cfg, B, scale, label):
+    case = lab3.describe(cfg, B=B, loss_scale=label)
+    got = student.fp16_gradient_underflow(config=cfg, batch_size=B, loss_scale=scale)
+    want = lab3.truth.underflow(cfg, B, scale)
+    _check_underflow(lab3, got, want, case)
+    for k in ("n_nonzero", "n_underflow", "n_overflow"):
+        lab3.assert_exact_int(got[k], want[k], what=k, case=case)
+    assert_scalar(got["underflow_fraction"], want["underflow_fraction"], what=_("underflow fraction"),
+                  case=case, rtol=0.0, atol=0.0)
+    for name, frac in want["underflow_by_parameter"].items():
+        assert_scalar(got["underflow_by_parameter"][name], frac,
+                      what=_("underflow fraction of {name}").format(name=name), case=case, rtol=0.0, atol=0.0)
 
 
 def test_loss_scaling_restores_gradients(student, lab3, rng):
@@ -81,6 +129,15 @@ def test_loss_scaling_restores_gradients(student, lab3, rng):
     restored = scaled["underflow_fraction"] <= 0.1 * plain["underflow_fraction"] and scaled["n_overflow"] == 0
     assert_equal(restored, True, what=_("loss scale 2^15: underflow fraction should drop tenfold, no overflow"),
                  case=lab3.describe(cfg, B=B))
+    # too large a scale overflows: with every weight 0, exactly the output-bias gradients become inf at 2^30
+    cfg, B = _all_zero_mlp(lab3, rng)
+    _check_exact(lab3, student, cfg, B, 2.0**30, "2^30")
+
+
+def _half_step_case(rng, n):
+    sign = rng.choice([-1.0, 1.0], n)
+    w = sign * 2.0 ** rng.integers(-3, 4, n)
+    return w, w * 2.0**-11 * rng.uniform(0.55, 0.95, n)  # same sign as w: the update moves away from 0
 
 
 def test_lost_updates_match_torch(student, lab3, rng):
@@ -98,6 +155,12 @@ def test_lost_updates_match_torch(student, lab3, rng):
         "w~U(0.5, 2), lr*g ~ N(0, 1e-3)": (rng.uniform(0.5, 2, n), rng.normal(0, 1e-3, n)),
         _("w=1, lr*g=2.5e-6 (chapter)"): (np.ones(64), np.full(64, 2.5e-4 * 1e-2)),
         _("half the updates are 0"): (rng.normal(0, 1, (20, 30)), np.where(rng.random((20, 30)) < 0.5, 0.0, 1e-4)),
+        _("every update is 0"): (rng.normal(0, 1, n), np.zeros(n)),
+        # nonzero as given, 0 once cast to FP16: they count, and are lost
+        _("updates below FP16's smallest subnormal"): (rng.normal(0, 1, n),
+                                                       rng.choice([-1, 1], n) * rng.uniform(1e-9, 2e-8, n)),
+        # just under half an FP16 step above w: w + u rounds back to w; w - u would not (the step below is half)
+        _("w = ±2^k, u just under half an FP16 step"): _half_step_case(rng, n),
     }
     for case, (w, u) in cases.items():
         w, u = w.astype(np.float32), u.astype(np.float32)

@@ -17,6 +17,13 @@ def _check_shape(got, case):
     assert_keys(got["fits"], STEPS, what=_("v100_walkthrough result['fits']"), case=case)
 
 
+def _totals(n_params, n_layers, s, b, h, a, checkpoint_every):
+    """The three totals, computed here: 16 bytes/parameter either way, Korthikanti's activations."""
+    acts = n_layers * (34 * s * b * h + 5 * a * s * s * b)
+    return {"fp32_baseline": 16 * n_params + 2 * acts, "mixed_precision": 16 * n_params + acts,
+            "checkpointed": 16 * n_params + acts / checkpoint_every}
+
+
 def test_walkthrough_worked_numbers(student):
     case = "GPT-2 XL, B=4, S=1024, V100 32 GiB"
     got = student.v100_walkthrough(**XL, capacity_bytes=V100)
@@ -29,6 +36,24 @@ def test_walkthrough_worked_numbers(student):
     got = student.v100_walkthrough(**XL, capacity_bytes=80e9)
     for step, fits in zip(STEPS, (False, True, True)):
         assert_equal(got["fits"][step], fits, what=f"fits[{step!r}]", case=_("GPT-2 XL on an 80 GB card"))
+    # a card exactly as large as a step's total: it fits (total <= capacity); one byte less and it does not.
+    # GPT-2 XL's totals are whole numbers of bytes (k = 4 divides the activations), exact as floats.
+    want = _totals(**XL)
+    for step in ("mixed_precision", "checkpointed"):
+        for capacity, fits in ((want[step], True), (want[step] - 1, False)):
+            case = (_("a card of exactly the {step} total") if fits
+                    else _("a card one byte smaller than the {step} total")).format(step=step)
+            got = student.v100_walkthrough(**XL, capacity_bytes=float(capacity))
+            _check_shape(got, case)
+            assert_equal(got["fits"][step], fits, what=f"fits[{step!r}]", case=case)
+    # a toy model whose activations do not divide by k: the checkpointed step keeps the fraction of a byte
+    for k in (2, 3, 4):
+        toy = dict(n_params=1, n_layers=1, s=1, b=1, h=1, a=1, checkpoint_every=k)
+        case = _("toy model: 1 parameter, s=b=h=a=1, checkpoint every {k}").format(k=k)
+        got = student.v100_walkthrough(**toy, capacity_bytes=1e9)
+        _check_shape(got, case)
+        for step, total in _totals(**toy).items():
+            assert_scalar(got[step], total, what=_("memory at step {step}").format(step=step), case=case, rtol=1e-12)
 
 
 def test_walkthrough_random_models_match_reference(student, reference, rng):
