@@ -2,29 +2,32 @@
 
 The iron law of training time is T = O / (R_peak * eta): operations divided by
 the rate the hardware sustains.  This file is about O (count every FLOP of a
-GPT-2 layer, forward and backward) and about eta (time real matmuls on this
-CPU and see how much of its peak rate they reach).
+GPT-2 layer, forward and backward) and about eta (time matmuls on a device,
+this CPU or a simulated one from lab1_device.py, and see how much of its
+peak rate they reach).
 
 Conventions used by every function below (the tests rely on them):
 
 * A FLOP is one floating-point add or multiply.  A multiply-accumulate is
   2 FLOPs, so (m, k) @ (k, n) costs 2*m*k*n FLOPs.
 * Notation: B = batch, S = sequence length, d = d_model, h = heads,
-  d_head = d / h.  A GPT-2 layer is pre-LayerNorm: x + attn(ln_1(x)), then
+  d_head = d // h.  A GPT-2 layer is pre-LayerNorm: x + attn(ln_1(x)), then
   x + mlp(ln_2(x)), with an MLP of width 4d and the tanh GELU.
 * Attention counts the FULL S x S score matrix.  A causal mask zeroes half
   of it, but the hardware computes it anyway: there is no halving here
   (as in the chapter and nanoGPT's estimate_mfu; Megatron-LM halves it).
 * Counts are per layer unless a function says otherwise, and exclude the
   embeddings, the final LayerNorm and the language-model head.
-* Counts are exact Python ints.
+* Counts are exact Python ints (type int, not float: integer arithmetic,
+  d // h and never d / h).  The tests check the type.
 
 Your task: replace every `raise NotImplementedError` below with code.  Each
 docstring is the contract the tests check; `autograder check lab1` runs the
 public tests, and hidden ones run at grading.
 
 Tóm tắt (tiếng Việt): đếm FLOP của một lớp GPT-2 (lượt xuôi và lượt ngược),
-rồi đo tỉ lệ thông lượng đỉnh mà phép nhân ma trận đạt trên CPU này.  Một FLOP
+rồi đo tỉ lệ thông lượng đỉnh mà phép nhân ma trận đạt trên một thiết bị
+(CPU này, hoặc thiết bị mô phỏng của lab1_device.py).  Một FLOP
 là một phép cộng hoặc nhân dấu phẩy động ((m, k) @ (k, n) tốn 2*m*k*n FLOP);
 đếm cả ma trận điểm S x S (không chia đôi); số đếm là int, tính cho một lớp.
 """
@@ -32,9 +35,8 @@ là một phép cộng hoặc nhân dấu phẩy động ((m, k) @ (k, n) tốn 
 from __future__ import annotations
 
 import statistics
-import time
 
-import torch
+import lab1_device
 
 # Per-element costs of the non-matmul work ("count to the end").  Each
 # elementary operation (add, subtract, multiply, divide, compare, exp, tanh)
@@ -206,56 +208,79 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
 # Measured throughput: how much of the peak rate a matmul reaches
 
 
-def measure_peak_flop_per_s(n: int = 512, repeats: int = 10) -> float:
-    """The best FLOP rate of a large square matmul on this CPU: our "peak".
+def measure_peak_flop_per_s(n: int = 512, repeats: int = 10, device: dict | None = None) -> float:
+    """The best FLOP rate of a large square matmul on a device: our "peak".
 
-    Times `repeats` products of two (n, n) float32 CPU tensors, each with
-    time.perf_counter around the single product (after one untimed warm-up
-    product), and returns the highest rate, 2*n**3 / (fastest time).  Uses
-    whatever torch thread setting is in effect; do not change it.
+    Everything goes through lab1_device.open_device(device): None is this
+    CPU (float32 torch tensors, time.perf_counter), a dict a simulated
+    device (see lab1_device.py).  Make two (n, n) operands with the
+    device's randn and run one untimed warm-up product.  Then time
+    `repeats` products one at a time: device.clock() just before and just
+    after each single device.matmul(X, W).  Return the highest rate,
+    2*n**3 / (fastest time): the BEST of the repeats, not their mean or
+    median.  Uses whatever torch thread setting is in effect; do not change
+    it.  Time: every call has the lab's 10 s limit; the defaults take well
+    under a second on a CPU core.
 
     Returns:
         float FLOP/s.
 
-    Tóm tắt (tiếng Việt): sau một tích khởi động không bấm giờ, bấm giờ riêng
-    từng tích trong `repeats` tích của hai tensor float32 (n, n) trên CPU bằng
-    time.perf_counter; trả về tốc độ cao nhất 2*n**3 / (thời gian nhanh nhất),
-    float FLOP/s.  Không đổi thiết lập luồng của torch.
+    Tóm tắt (tiếng Việt): mọi việc đi qua lab1_device.open_device(device)
+    (None: CPU này; dict: thiết bị mô phỏng).  Tạo hai toán hạng (n, n) bằng
+    randn của thiết bị, chạy một tích khởi động không bấm giờ, rồi bấm giờ
+    riêng từng tích trong `repeats` tích bằng device.clock() ngay trước và
+    ngay sau mỗi device.matmul(X, W); trả về tốc độ cao nhất 2*n**3 / (thời
+    gian nhanh nhất), float FLOP/s (lấy lần TỐT NHẤT, không lấy trung bình hay
+    trung vị).  Không đổi thiết lập luồng của torch.  Mỗi lần gọi có giới hạn 10 s.
     """
     raise NotImplementedError
 
 
 def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, repeats: int = 5,
-                              peak_flop_per_s: float | None = None) -> dict:
-    """Time one linear layer X @ W over batch sizes; report FLOP/s and utilization.
+                              peak_flop_per_s: float | None = None, device: dict | None = None) -> dict:
+    """Time one linear layer X @ W over batch sizes on a device; report FLOP/s and utilization.
 
-    For each b in batch_sizes: X is a (b, d_in) and W a (d_in, d_out)
-    float32 CPU tensor (random values).  Call every product once untimed
-    (warm-up).  Then run `repeats` rounds; each round times one product at
-    every batch size, in the given order, with time.perf_counter around the
-    single product.  (Rounds interleave the batch sizes, so that a slow
-    moment on a shared machine hits all of them alike.)  The reported time
-    of a batch size is the MEDIAN of its `repeats` times.  Do not change
-    torch's thread setting.
+    Everything goes through lab1_device.open_device(device): None is this
+    CPU, a dict a simulated device (see lab1_device.py).  For each b in
+    batch_sizes (distinct ints): X is a (b, d_in) operand, and one
+    (d_in, d_out) operand W serves every batch size, all made with the
+    device's randn.  First run every product once, untimed (warm-up: one
+    per batch size).  Then run `repeats` rounds; each round times one
+    product at every batch size, in the given order: device.clock() just
+    before and just after each single device.matmul(X, W).  (Rounds
+    interleave the batch sizes, so that a slow moment on a shared machine
+    hits all of them alike.)  The reported time of a batch size is the
+    MEDIAN of its `repeats` times, as statistics.median gives it (for an
+    even number of repeats, the mean of the two middle times).  Do not
+    change torch's thread setting.
 
     Peak: peak_flop_per_s if it is given (a stated peak).  Otherwise the best
-    rate this call has seen: the larger of measure_peak_flop_per_s() (with
-    its defaults, run once before the rounds) and the highest flop_per_s of
-    the batch sizes; with a measured peak, utilization is at most 1.
+    rate this call has seen: the larger of measure_peak_flop_per_s(device=device)
+    (run once, with its other arguments at their defaults, on a device of
+    its own with the same spec) and the highest flop_per_s of the batch
+    sizes; with a measured peak, utilization is at most 1.
+
+    Time: every call has the lab's 10 s limit; a few batch sizes up to 512
+    with d_in = d_out = 256 take well under a second on a CPU core.
 
     Returns:
         dict with exactly these keys:
         "batch_sizes":     list[int], as given.
-        "flops":           list[int], FLOPs of one product, 2 * b * d_in * d_out.
-        "seconds":         list[float], median wall seconds of one product.
+        "flops":           list[int], FLOPs of one product, 2 * b * d_in * d_out (exact Python ints).
+        "seconds":         list[float], median seconds of one product, on device.clock().
         "flop_per_s":      list[float], flops / seconds.
         "peak_flop_per_s": float, the peak used.
         "utilization":     list[float], flop_per_s / peak_flop_per_s.
         Every list has one entry per batch size, in the given order.
 
-    Tóm tắt (tiếng Việt): với mỗi b, đo X (b, d_in) @ W (d_in, d_out) float32 trên
-    CPU (khởi động một lần, rồi `repeats` vòng xen kẽ các batch, lấy TRUNG VỊ
-    thời gian); đỉnh là peak_flop_per_s nếu có, nếu không là tốc độ tốt nhất đã
-    đo.  Trả về dict với đúng các khoá ở trên (mỗi list một phần tử mỗi batch).
+    Tóm tắt (tiếng Việt): mọi việc đi qua lab1_device.open_device(device).
+    Với mỗi b (các giá trị khác nhau), đo X (b, d_in) @ W (d_in, d_out): mỗi
+    tích khởi động một lần không bấm giờ, rồi `repeats` vòng xen kẽ các batch,
+    bấm giờ từng tích bằng device.clock(); lấy TRUNG VỊ (statistics.median:
+    với số lần lặp chẵn là trung bình của hai giá trị giữa).  Đỉnh là
+    peak_flop_per_s nếu có, nếu không là max(measure_peak_flop_per_s(device=device),
+    tốc độ cao nhất của các batch).  Không đổi thiết lập luồng của torch.
+    Mỗi lần gọi có giới hạn 10 s.  Trả về dict với đúng các khoá ở trên
+    (flops là int chính xác; mỗi list một phần tử cho mỗi batch).
     """
     raise NotImplementedError

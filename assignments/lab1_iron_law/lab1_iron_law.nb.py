@@ -26,7 +26,7 @@
 #
 # 1. count $O$ for a GPT-2 layer, matmul by matmul, then **everything else**, then the backward pass;
 # 2. check your counts against PyTorch's own FLOP counter;
-# 3. measure $\eta$ on this CPU, for matmuls of growing batch size;
+# 3. measure $\eta$ on this CPU (and on a simulated device, as the grader does), for matmuls of growing batch size;
 # 4. turn the law into calculators: training time, MFU, the rent-or-buy decision and the energy bill.
 #
 # You write the functions in `flops.py` and `costs.py` (this folder). Each one raises `NotImplementedError` until
@@ -47,7 +47,7 @@
 #
 # 1. đếm $O$ cho một lớp GPT-2: lần lượt từng phép nhân ma trận (matmul), rồi **mọi phần còn lại**, rồi đến lượt ngược;
 # 2. đối chiếu số đếm của mình với bộ đếm FLOP của chính PyTorch;
-# 3. đo $\eta$ trên CPU này, với các phép nhân ma trận có kích thước batch tăng dần;
+# 3. đo $\eta$ trên CPU này (và trên một thiết bị mô phỏng, như trình chấm), với các phép nhân ma trận có kích thước batch tăng dần;
 # 4. biến định luật thành các công cụ tính: thời gian huấn luyện, MFU, quyết định thuê hay mua cụm và hoá đơn năng lượng.
 #
 # Bạn viết các hàm trong `flops.py` và `costs.py` (ở thư mục này). Mỗi hàm báo lỗi `NotImplementedError` cho đến khi
@@ -292,10 +292,11 @@ print(f"backward: torch {backward:,}  yours {mine[1]:,}")
 # best rate: our stand-in for $R_\text{peak}$. `measure_matmul_throughput` times one linear layer $X W$ with
 # $X$ of shape $(b, d)$ for growing batch sizes $b$ and reports the FLOP rate and the utilization.
 #
-# Small batches spend most of their time on per-call overhead and on reading the weight matrix, so they reach a
-# small fraction of peak; utilization rises with the batch and levels off. (The grader checks this trend, and
-# that your times are real, not the absolute numbers, which depend on the machine.) This notebook runs PyTorch on
-# one thread, as the grader does (see the cell that sets `OMP_NUM_THREADS`).
+# Both functions do their work through a **device** from `lab1_device.py` (shipped with the lab): by default this
+# CPU, where `device.matmul(X, W)` is `X @ W` and `device.clock()` is `time.perf_counter()`. Small batches spend
+# most of their time on per-call overhead and on reading the weight matrix, so they reach a small fraction of
+# peak; utilization rises with the batch and levels off. This notebook runs PyTorch on one thread, as the
+# grader does (see the cell that sets `OMP_NUM_THREADS`).
 
 # %% [markdown] tags=["vi"]
 # ## 5. Đo mức sử dụng trên CPU này (mục 5)
@@ -304,10 +305,11 @@ print(f"backward: torch {backward:,}  yours {mine[1]:,}")
 # lại tốc độ tốt nhất: đó là giá trị chúng ta dùng thay cho $R_\text{peak}$. `measure_matmul_throughput` đo thời gian một
 # lớp tuyến tính $X W$, với $X$ có dạng $(b, d)$, cho các kích thước batch $b$ tăng dần, và báo cáo tốc độ FLOP cùng mức sử dụng.
 #
-# Batch nhỏ tốn phần lớn thời gian cho chi phí cố định của mỗi lần gọi và cho việc đọc ma trận trọng số, nên chỉ đạt một
-# phần nhỏ của mức đỉnh; mức sử dụng tăng theo batch rồi chững lại. (Trình chấm kiểm tra xu hướng này, và kiểm tra rằng thời
-# gian của bạn là đo thật, chứ không kiểm tra các con số tuyệt đối, vốn phụ thuộc vào máy.) Sổ tay này chạy PyTorch trên
-# một luồng, giống như trình chấm (xem ô code đặt `OMP_NUM_THREADS`).
+# Cả hai hàm làm mọi việc thông qua một **thiết bị** (device) của `lab1_device.py` (đi kèm bài lab): mặc định là CPU
+# này, nơi `device.matmul(X, W)` là `X @ W` và `device.clock()` là `time.perf_counter()`. Batch nhỏ tốn phần lớn thời
+# gian cho chi phí cố định của mỗi lần gọi và cho việc đọc ma trận trọng số, nên chỉ đạt một phần nhỏ của mức đỉnh; mức
+# sử dụng tăng theo batch rồi chững lại. Sổ tay này chạy PyTorch trên một luồng, giống như trình chấm (xem ô code đặt
+# `OMP_NUM_THREADS`).
 
 # %%
 torch.set_num_threads(1)  # one core (see the cell that sets OMP_NUM_THREADS)
@@ -319,13 +321,49 @@ sweep = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256
 for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilization"]):
     print(f"batch {b:4d}: {rate / 1e9:6.1f} GFLOP/s, utilization {u:.2f}")
 
+# %% [markdown] tags=["en"]
+# ### How the grader sees it: a simulated device
+#
+# Real timings change from run to run and from machine to machine, so a grade cannot depend on them. The grader
+# runs your two functions on **simulated devices** instead: `device={"kind": "simulated", ...}` (a plain dict)
+# gives a device that computes nothing and moves its own clock by a model of each product. Every call pays a fixed
+# overhead, the rate grows with the size of the product, the first product of each shape pays a one-time warm-up
+# cost, and a deterministic "noise" makes repeated calls differ, so that the best, the median and the mean of
+# repeated timings are three different numbers (the model is in `lab1_device.py`'s docstring). The same code always
+# gives the same times there, and the hidden tests compare yours with the reference solution's on the same devices.
+# That only works if you follow the docstrings' protocol exactly: one untimed warm-up per shape, `device.clock()`
+# around each single `device.matmul`, the median for the sweep, the best for the peak, and torch's thread setting
+# left alone.
+
+# %% [markdown] tags=["vi"]
+# ### Trình chấm nhìn thấy gì: một thiết bị mô phỏng
+#
+# Thời gian đo thật thay đổi giữa các lần chạy và giữa các máy, nên điểm số không thể phụ thuộc vào nó. Thay vào đó,
+# trình chấm chạy hai hàm của bạn trên các **thiết bị mô phỏng**: `device={"kind": "simulated", ...}` (một dict thông
+# thường) cho một thiết bị không tính gì cả mà chỉ tăng đồng hồ riêng của nó theo một mô hình của từng tích. Mỗi lần gọi
+# tốn một chi phí cố định, tốc độ tăng theo kích thước của tích, tích đầu tiên của mỗi kích thước tốn thêm một chi phí
+# khởi động một lần, và một "nhiễu" tất định làm các lần gọi lặp lại khác nhau, để lần tốt nhất, trung vị và trung bình
+# của các lần đo lặp lại là ba con số khác nhau (mô hình nằm trong docstring của `lab1_device.py`). Ở đó cùng một đoạn code
+# luôn cho cùng thời gian, và các bài kiểm thử ẩn so sánh kết quả của bạn với lời giải tham chiếu trên cùng các thiết bị.
+# Điều đó chỉ đúng khi bạn làm đúng quy trình trong docstring: mỗi kích thước một lần khởi động không bấm giờ,
+# `device.clock()` quanh từng lần gọi `device.matmul`, trung vị cho phép quét, lần tốt nhất cho mức đỉnh, và không đổi
+# thiết lập luồng của torch.
+
+# %%
+SIMULATED = {"kind": "simulated", "seed": 0}  # lab1_device.SIMULATED gives the other settings
+simulated = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9, device=SIMULATED)
+again = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9, device=SIMULATED)
+print("same times on a second run:", simulated["seconds"] == again["seconds"])
+
 plt.figure(figsize=(6, 3))
-plt.plot(sweep["batch_sizes"], sweep["utilization"], "o-")
+plt.plot(sweep["batch_sizes"], sweep["utilization"], "o-", label="this CPU (measured)")
+plt.plot(simulated["batch_sizes"], simulated["utilization"], "s--", label="simulated device")
 plt.xscale("log", base=2)
 plt.ylim(0, 1.1)
 plt.xlabel("batch size b  (X is b x 256, W is 256 x 256)")
 plt.ylabel("utilization (fraction of peak)")
-plt.title("One linear layer on one CPU core")
+plt.title("One linear layer")
+plt.legend()
 plt.tight_layout()
 plt.show()
 
@@ -453,8 +491,7 @@ grader.check("rent_and_energy")
 # ```
 #
 # They compare a few of your results with stored answers. At grading, **hidden tests** run as well: on other shapes
-# and inputs, against the reference solution, against PyTorch's `FlopCounterMode`, and on your real timings
-# (measured from outside your code).
+# and inputs, against the reference solution, against PyTorch's `FlopCounterMode`, and on other simulated devices.
 #
 # In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
 #
@@ -476,8 +513,8 @@ grader.check("rent_and_energy")
 # ```
 #
 # Chúng so sánh một vài kết quả của bạn với đáp án đã lưu. Khi chấm điểm, các **bài kiểm thử ẩn** cũng được chạy: trên
-# các kích thước và đầu vào khác, so với lời giải tham chiếu, so với `FlopCounterMode` của PyTorch, và trên thời gian đo
-# thật của bạn (đo từ bên ngoài code của bạn).
+# các kích thước và đầu vào khác, so với lời giải tham chiếu, so với `FlopCounterMode` của PyTorch, và trên các thiết bị
+# mô phỏng khác.
 #
 # Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, từng câu hỏi một;
 # `grader.check_all()` chạy tất cả.

@@ -48,6 +48,8 @@ def iron_law_time_s(flops: float, peak_flop_per_s: float, efficiency: float, dat
     job (multiply by the number of devices before calling).  With the
     defaults (no data, infinite bandwidth, no latency) it is the plain
     iron law O / (R_peak * eta).  The terms are added: nothing overlaps.
+    peak_flop_per_s and efficiency must be positive (no result is defined
+    otherwise).
 
     Returns:
         float seconds.

@@ -2,30 +2,31 @@
 
 The iron law of training time is T = O / (R_peak * eta): operations divided by
 the rate the hardware sustains.  This file is about O (count every FLOP of a
-GPT-2 layer, forward and backward) and about eta (time real matmuls on this
-CPU and see how much of its peak rate they reach).
+GPT-2 layer, forward and backward) and about eta (time matmuls on a device,
+this CPU or a simulated one from lab1_device.py, and see how much of its
+peak rate they reach).
 
 Conventions used by every function below (the tests rely on them):
 
 * A FLOP is one floating-point add or multiply.  A multiply-accumulate is
   2 FLOPs, so (m, k) @ (k, n) costs 2*m*k*n FLOPs.
 * Notation: B = batch, S = sequence length, d = d_model, h = heads,
-  d_head = d / h.  A GPT-2 layer is pre-LayerNorm: x + attn(ln_1(x)), then
+  d_head = d // h.  A GPT-2 layer is pre-LayerNorm: x + attn(ln_1(x)), then
   x + mlp(ln_2(x)), with an MLP of width 4d and the tanh GELU.
 * Attention counts the FULL S x S score matrix.  A causal mask zeroes half
   of it, but the hardware computes it anyway: there is no halving here
   (as in the chapter and nanoGPT's estimate_mfu; Megatron-LM halves it).
 * Counts are per layer unless a function says otherwise, and exclude the
   embeddings, the final LayerNorm and the language-model head.
-* Counts are exact Python ints.
+* Counts are exact Python ints (type int, not float: integer arithmetic,
+  d // h and never d / h).  The tests check the type.
 """
 
 from __future__ import annotations
 
 import statistics
-import time
 
-import torch
+import lab1_device
 
 # Per-element costs of the non-matmul work ("count to the end").  Each
 # elementary operation (add, subtract, multiply, divide, compare, exp, tanh)
@@ -210,72 +211,84 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
 # Measured throughput: how much of the peak rate a matmul reaches
 
 
-def _seconds_of_one(X: torch.Tensor, W: torch.Tensor) -> float:
-    """Wall seconds of one product X @ W."""
-    t0 = time.perf_counter()
-    X @ W
-    return time.perf_counter() - t0
+def _seconds_of_one(dev, X, W) -> float:
+    """Seconds of one product X @ W on the device's clock."""
+    t0 = dev.clock()
+    dev.matmul(X, W)
+    return dev.clock() - t0
 
 
-def measure_peak_flop_per_s(n: int = 512, repeats: int = 10) -> float:
-    """The best FLOP rate of a large square matmul on this CPU: our "peak".
+def measure_peak_flop_per_s(n: int = 512, repeats: int = 10, device: dict | None = None) -> float:
+    """The best FLOP rate of a large square matmul on a device: our "peak".
 
-    Times `repeats` products of two (n, n) float32 CPU tensors, each with
-    time.perf_counter around the single product (after one untimed warm-up
-    product), and returns the highest rate, 2*n**3 / (fastest time).  Uses
-    whatever torch thread setting is in effect; do not change it.
+    Everything goes through lab1_device.open_device(device): None is this
+    CPU (float32 torch tensors, time.perf_counter), a dict a simulated
+    device (see lab1_device.py).  Make two (n, n) operands with the
+    device's randn and run one untimed warm-up product.  Then time
+    `repeats` products one at a time: device.clock() just before and just
+    after each single device.matmul(X, W).  Return the highest rate,
+    2*n**3 / (fastest time): the BEST of the repeats, not their mean or
+    median.  Uses whatever torch thread setting is in effect; do not change
+    it.  Time: every call has the lab's 10 s limit; the defaults take well
+    under a second on a CPU core.
 
     Returns:
         float FLOP/s.
     """
-    assert n > 0 and repeats > 0, "need a positive size and at least one repeat"
-    g = torch.Generator().manual_seed(0)
-    X = torch.randn(n, n, generator=g)
-    W = torch.randn(n, n, generator=g)
-    X @ W  # warm-up: the first call pays for allocation and kernel selection
-    fastest = min(_seconds_of_one(X, W) for _ in range(repeats))
+    dev = lab1_device.open_device(device)
+    X, W = dev.randn(n, n), dev.randn(n, n)
+    dev.matmul(X, W)  # warm-up: the first call pays for allocation and kernel selection
+    fastest = min(_seconds_of_one(dev, X, W) for _ in range(repeats))
     return matmul_flops(n, n, n) / fastest
 
 
 def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, repeats: int = 5,
-                              peak_flop_per_s: float | None = None) -> dict:
-    """Time one linear layer X @ W over batch sizes; report FLOP/s and utilization.
+                              peak_flop_per_s: float | None = None, device: dict | None = None) -> dict:
+    """Time one linear layer X @ W over batch sizes on a device; report FLOP/s and utilization.
 
-    For each b in batch_sizes: X is a (b, d_in) and W a (d_in, d_out)
-    float32 CPU tensor (random values).  Call every product once untimed
-    (warm-up).  Then run `repeats` rounds; each round times one product at
-    every batch size, in the given order, with time.perf_counter around the
-    single product.  (Rounds interleave the batch sizes, so that a slow
-    moment on a shared machine hits all of them alike.)  The reported time
-    of a batch size is the MEDIAN of its `repeats` times.  Do not change
-    torch's thread setting.
+    Everything goes through lab1_device.open_device(device): None is this
+    CPU, a dict a simulated device (see lab1_device.py).  For each b in
+    batch_sizes (distinct ints): X is a (b, d_in) operand, and one
+    (d_in, d_out) operand W serves every batch size, all made with the
+    device's randn.  First run every product once, untimed (warm-up: one
+    per batch size).  Then run `repeats` rounds; each round times one
+    product at every batch size, in the given order: device.clock() just
+    before and just after each single device.matmul(X, W).  (Rounds
+    interleave the batch sizes, so that a slow moment on a shared machine
+    hits all of them alike.)  The reported time of a batch size is the
+    MEDIAN of its `repeats` times, as statistics.median gives it (for an
+    even number of repeats, the mean of the two middle times).  Do not
+    change torch's thread setting.
 
     Peak: peak_flop_per_s if it is given (a stated peak).  Otherwise the best
-    rate this call has seen: the larger of measure_peak_flop_per_s() (with
-    its defaults, run once before the rounds) and the highest flop_per_s of
-    the batch sizes; with a measured peak, utilization is at most 1.
+    rate this call has seen: the larger of measure_peak_flop_per_s(device=device)
+    (run once, with its other arguments at their defaults, on a device of
+    its own with the same spec) and the highest flop_per_s of the batch
+    sizes; with a measured peak, utilization is at most 1.
+
+    Time: every call has the lab's 10 s limit; a few batch sizes up to 512
+    with d_in = d_out = 256 take well under a second on a CPU core.
 
     Returns:
         dict with exactly these keys:
         "batch_sizes":     list[int], as given.
-        "flops":           list[int], FLOPs of one product, 2 * b * d_in * d_out.
-        "seconds":         list[float], median wall seconds of one product.
+        "flops":           list[int], FLOPs of one product, 2 * b * d_in * d_out (exact Python ints).
+        "seconds":         list[float], median seconds of one product, on device.clock().
         "flop_per_s":      list[float], flops / seconds.
         "peak_flop_per_s": float, the peak used.
         "utilization":     list[float], flop_per_s / peak_flop_per_s.
         Every list has one entry per batch size, in the given order.
     """
-    assert repeats > 0, "need at least one timed round"
-    probe = measure_peak_flop_per_s() if peak_flop_per_s is None else None
-    g = torch.Generator().manual_seed(0)
-    W = torch.randn(d_in, d_out, generator=g)  # (d_in, d_out): one layer's weight
-    Xs = [torch.randn(b, d_in, generator=g) for b in batch_sizes]  # (b, d_in): b tokens each
+    probe = measure_peak_flop_per_s(device=device) if peak_flop_per_s is None else None
+    dev = lab1_device.open_device(device)
+    W = dev.randn(d_in, d_out)  # (d_in, d_out): one layer's weight
+    Xs = [dev.randn(b, d_in) for b in batch_sizes]  # (b, d_in): b tokens each
     for X in Xs:
-        X @ W  # warm-up
+        dev.matmul(X, W)  # warm-up
     times = [[] for _ in batch_sizes]
     for _ in range(repeats):
         for X, t in zip(Xs, times):
-            t.append(_seconds_of_one(X, W))
+            t.append(_seconds_of_one(dev, X, W))
     # the median ignores the odd call slowed down by another process
     seconds = [statistics.median(t) for t in times]
     flops = [matmul_flops(b, d_in, d_out) for b in batch_sizes]

@@ -53,6 +53,16 @@ def test_iron_law_time_matches_formula(student, reference, rng):
         case = _("with data and latency terms, random case {trial} of 6").format(trial=trial)
         assert_scalar(student.iron_law_time_s(**general), reference.iron_law_time_s(**general),
                       what="iron_law_time_s", case=case, rtol=1e-9)
+    # the defaults (no data, no latency) with one term given at a time, on a tiny job where every term shows;
+    # and a device slower than 1 FLOP/s: any positive peak is allowed
+    for kw, case in ((dict(flops=1e3, peak_flop_per_s=1e12, efficiency=0.5, bandwidth_bytes_per_s=1e9),
+                      _("a tiny job, a bandwidth but no data (data_bytes left at its default)")),
+                     (dict(flops=1e3, peak_flop_per_s=1e12, efficiency=0.5, data_bytes=64.0),
+                      _("a tiny job, data but no bandwidth (bandwidth left at its default)")),
+                     (dict(flops=3.0, peak_flop_per_s=0.5, efficiency=0.25, latency_s=2.0),
+                      _("a device slower than 1 FLOP/s, with latency"))):
+        assert_scalar(student.iron_law_time_s(**kw), reference.iron_law_time_s(**kw), what="iron_law_time_s",
+                      case=case, rtol=1e-9)
 
 
 @pytest.mark.question("iron_law_mfu")
@@ -64,6 +74,13 @@ def test_mfu_matches_reference(student, reference, rng):
         case = _("random run {trial} of 6, {n_devices} devices").format(trial=trial, n_devices=kw["n_devices"])
         assert_scalar(student.model_flops_utilization(**kw), reference.model_flops_utilization(**kw),
                       what="model_flops_utilization", case=case, rtol=1e-9)
+    # a toy model on a toy device (small rates: every digit counts), and the default of one device
+    toy = dict(n_params=1234.5, tokens_per_step=7.0, step_time_s=3.3, peak_flop_per_s=4.0e4)
+    assert_scalar(student.model_flops_utilization(**toy, n_devices=2),
+                  reference.model_flops_utilization(**toy, n_devices=2), what="model_flops_utilization",
+                  case=_("a toy model on 2 toy devices"), rtol=1e-9)
+    assert_scalar(student.model_flops_utilization(**toy), reference.model_flops_utilization(**toy, n_devices=1),
+                  what="model_flops_utilization", case=_("a toy model, n_devices left at its default"), rtol=1e-9)
 
 
 # -- rent vs buy, the reality check, energy ---------------------------------------
@@ -112,6 +129,15 @@ def test_energy_chapter_case(student, reference):
                                     gpu_watts=400.0, n_hosts=0, host_watts=0.0, pue=1.0)
     assert_scalar(llama["energy_kwh"], 688_128, what="training_energy['energy_kwh']",
                   case=_("Llama 2 70B, GPUs only, 400 W, at its implied MFU"), rtol=1e-6)
+    # the defaults: no hosts, no host power, PUE 1, each left out in turn
+    gpus_only = dict(CASE_7B, n_hosts=0, host_watts=0.0, pue=1.0)
+    for drop, case in ((("n_hosts", "host_watts", "pue"), _("GPUs only, every default")),
+                       (("n_hosts",), _("host_watts given, n_hosts left at its default")),
+                       (("host_watts",), _("n_hosts given, host_watts left at its default")),
+                       (("pue",), _("pue left at its default"))):
+        kw = {k: v for k, v in CASE_7B.items() if k not in drop}
+        want = reference.training_energy(**{**CASE_7B, **{k: gpus_only[k] for k in drop}})
+        assert_fields(student.training_energy(**kw), want, keys=ENERGY_KEYS, what="training_energy", case=case)
 
 
 @pytest.mark.question("rent_and_energy")

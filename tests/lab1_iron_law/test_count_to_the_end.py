@@ -25,10 +25,11 @@ def case_of(cfg) -> str:
     return ", ".join(f"{k}={v}" for k, v in cfg.items())
 
 
-def test_elementwise_flops_match_reference(student, reference, rng):
+def test_elementwise_flops_match_reference(student, reference, rng, exact_ints):
     for cfg in configs(rng):
         got, want = student.elementwise_flops(**cfg), reference.elementwise_flops(**cfg)
         assert_keys(got, KEYS, what="elementwise_flops", case=case_of(cfg))
+        exact_ints(got, what="elementwise_flops", case=case_of(cfg))
         for key in KEYS:
             assert_scalar(got[key], want[key], what=f"elementwise_flops[{key!r}]", case=case_of(cfg), rtol=1e-12)
 

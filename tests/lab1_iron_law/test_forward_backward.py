@@ -14,6 +14,7 @@ LAYER_KEYS = ("qkv", "scores", "attn_v", "out_proj", "mlp", "total")
 STEP_KEYS = ("forward", "backward", "total", "attention_quadratic")
 XL = dict(B=32, S=1024, d=1600, h=25)
 XL_CASE = N_("GPT-2 XL, B=32, S=1024, d=1600, h=25, 48 layers")
+XL_LAYER_CASE = N_("GPT-2 XL layer, B=32, S=1024, d=1600, h=25")
 
 
 def random_config(rng) -> dict:
@@ -25,9 +26,10 @@ def case_of(cfg) -> str:
     return ", ".join(f"{k}={v}" for k, v in cfg.items())
 
 
-def test_gpt2_xl_step_reproduces_chapter(student, reference):
+def test_gpt2_xl_step_reproduces_chapter(student, reference, exact_ints):
     step = student.step_flops(**XL, n_layers=48)
     assert_keys(step, STEP_KEYS, what="step_flops", case=_(XL_CASE))
+    exact_ints(step, what="step_flops", case=_(XL_CASE))
     # LABS.md: 48 x 3 x 2228 GFLOP = 320.8 TFLOP; its attention S^2 part is 30.9 TFLOP
     for key, tflop in {"forward": 106.9, "backward": 213.9, "total": 320.8, "attention_quadratic": 30.9}.items():
         assert_scalar(step[key] / 1e12, tflop, what=_("step_flops[{key!r}] in TFLOP").format(key=key),
@@ -36,15 +38,23 @@ def test_gpt2_xl_step_reproduces_chapter(student, reference):
     assert_fields(step, reference.step_flops(**XL, n_layers=48), keys=STEP_KEYS, what="step_flops", case=_(XL_CASE),
                   rtol=1e-12)
     layer = student.layer_backward_flops(**XL)
+    assert_keys(layer, LAYER_KEYS, what="layer_backward_flops", case=_(XL_LAYER_CASE))
+    exact_ints(layer, what="layer_backward_flops", case=_(XL_LAYER_CASE))
     assert_fields(layer, reference.layer_backward_flops(**XL), keys=LAYER_KEYS, what="layer_backward_flops",
-                  case=_("GPT-2 XL layer, B=32, S=1024, d=1600, h=25"), rtol=1e-12)
+                  case=_(XL_LAYER_CASE), rtol=1e-12)
 
 
-def test_random_configs_match_reference(student, reference, rng):
+def test_random_configs_match_reference(student, reference, rng, exact_ints):
     for _trial in range(8):
         cfg = random_config(rng)
         n_layers = int(rng.integers(1, 49))
-        assert_fields(student.layer_backward_flops(**cfg), reference.layer_backward_flops(**cfg), keys=LAYER_KEYS,
-                      what="layer_backward_flops", case=case_of(cfg), rtol=1e-12)
-        assert_fields(student.step_flops(**cfg, n_layers=n_layers), reference.step_flops(**cfg, n_layers=n_layers),
-                      keys=STEP_KEYS, what="step_flops", case=f"{case_of(cfg)}, n_layers={n_layers}", rtol=1e-12)
+        layer, step = student.layer_backward_flops(**cfg), student.step_flops(**cfg, n_layers=n_layers)
+        step_case = f"{case_of(cfg)}, n_layers={n_layers}"
+        assert_keys(layer, LAYER_KEYS, what="layer_backward_flops", case=case_of(cfg))
+        exact_ints(layer, what="layer_backward_flops", case=case_of(cfg))
+        assert_fields(layer, reference.layer_backward_flops(**cfg), keys=LAYER_KEYS, what="layer_backward_flops",
+                      case=case_of(cfg), rtol=1e-12)
+        assert_keys(step, STEP_KEYS, what="step_flops", case=step_case)
+        exact_ints(step, what="step_flops", case=step_case)
+        assert_fields(step, reference.step_flops(**cfg, n_layers=n_layers), keys=STEP_KEYS, what="step_flops",
+                      case=step_case, rtol=1e-12)

@@ -22,16 +22,20 @@ def random_config(rng) -> dict:
     return dict(B=int(rng.integers(1, 9)), S=int(rng.integers(1, 600)), d=h * int(rng.choice([8, 16, 24, 64])), h=h)
 
 
-def test_matmul_flops_is_two_per_multiply_accumulate(student, rng):
-    for _trial in range(6):
-        m, k, n = (int(v) for v in rng.integers(1, 700, size=3))
-        assert_scalar(student.matmul_flops(m=m, k=k, n=n), 2 * m * k * n,
-                      what="matmul_flops", case=f"({m}, {k}) @ ({k}, {n})", rtol=1e-12)
+def test_matmul_flops_is_two_per_multiply_accumulate(student, rng, exact_ints):
+    shapes = [tuple(int(v) for v in rng.integers(1, 700, size=3)) for _trial in range(6)]
+    shapes += [(0, 5, 7), (3, 0, 4), (6, 2, 0)]  # an empty product costs nothing
+    for m, k, n in shapes:
+        got = student.matmul_flops(m=m, k=k, n=n)
+        case = f"({m}, {k}) @ ({k}, {n})"
+        exact_ints(got, what="matmul_flops", case=case)
+        assert_scalar(got, 2 * m * k * n, what="matmul_flops", case=case, rtol=1e-12)
 
 
-def test_gpt2_xl_layer_reproduces_chapter(student, reference):
+def test_gpt2_xl_layer_reproduces_chapter(student, reference, exact_ints):
     got = student.layer_matmul_flops(**XL)
     assert_keys(got, KEYS, what="layer_matmul_flops", case=_(XL_CASE))
+    exact_ints(got, what="layer_matmul_flops", case=_(XL_CASE))
     for key, gflop in CHAPTER_GFLOP.items():
         assert_scalar(got[key] / 1e9, gflop, what=_("layer_matmul_flops[{key!r}] in GFLOP").format(key=key),
                       case=_(XL_CASE), rtol=1e-3)
@@ -39,9 +43,12 @@ def test_gpt2_xl_layer_reproduces_chapter(student, reference):
                   rtol=1e-12)
 
 
-def test_random_configs_match_reference(student, reference, rng):
+def test_random_configs_match_reference(student, reference, rng, exact_ints):
     for _trial in range(8):
         cfg = random_config(rng)
         case = ", ".join(f"{k}={v}" for k, v in cfg.items())
-        assert_fields(student.layer_matmul_flops(**cfg), reference.layer_matmul_flops(**cfg), keys=KEYS,
-                      what="layer_matmul_flops", case=case, rtol=1e-12)
+        got = student.layer_matmul_flops(**cfg)
+        assert_keys(got, KEYS, what="layer_matmul_flops", case=case)
+        exact_ints(got, what="layer_matmul_flops", case=case)
+        assert_fields(got, reference.layer_matmul_flops(**cfg), keys=KEYS, what="layer_matmul_flops", case=case,
+                      rtol=1e-12)

@@ -1,8 +1,8 @@
 """Public tests: quick checks against stored answers (snapshots/).
 
 Run them with `autograder check lab1`.  More tests, hidden ones, run at
-grading: on other inputs, against torch's own FLOP counter and against your
-real timings.
+grading: on other inputs, against torch's own FLOP counter and on other
+simulated devices.
 """
 
 import pytest
@@ -11,6 +11,7 @@ from autograder.i18n import _
 
 XL = dict(B=32, S=1024, d=1600, h=25)  # GPT-2 XL: d_model 1600, 25 heads; B=32 sequences of 1024 tokens
 GPT2_SMALL = dict(B=4, S=256, d=768, h=12)
+SIMULATED = {"kind": "simulated", "seed": 1}  # lab1_device.SIMULATED's other settings
 
 
 @pytest.mark.question("forward_flops")
@@ -42,6 +43,15 @@ def test_throughput_flops_column(student, snapshot):
     # timings differ from machine to machine; the shapes, and so the FLOPs, do not
     snapshot.check("throughput_flops_column", {"batch_sizes": got["batch_sizes"], "flops": got["flops"]},
                    what="measure_matmul_throughput", case=_("batch sizes [1, 4, 16], d_in=64, d_out=32"), rtol=1e-12)
+    # on a simulated device (lab1_device.py) the same code always gives the same times: the hidden tests
+    # compare yours with the reference's on other simulated devices, this checks one of them
+    stated = student.measure_matmul_throughput(batch_sizes=[1, 4, 16], d_in=64, d_out=32, repeats=3,
+                                               peak_flop_per_s=1e11, device=SIMULATED)
+    measured = student.measure_matmul_throughput(batch_sizes=[1, 64, 512], d_in=256, d_out=256, device=SIMULATED)
+    peak = student.measure_peak_flop_per_s(device=SIMULATED)
+    snapshot.check("throughput_simulated", {"stated": stated, "measured": measured, "peak": peak},
+                   what=_("measure_matmul_throughput and measure_peak_flop_per_s on a simulated device"),
+                   case=_("lab1_device defaults, seed 1"), rtol=1e-9)
 
 
 @pytest.mark.question("iron_law_mfu")

@@ -10,10 +10,10 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
     raise NotImplementedError
 
 
-def measure_peak_flop_per_s(n: int = 512, repeats: int = 10) -> float:
+def measure_peak_flop_per_s(n: int = 512, repeats: int = 10, device: dict | None = None) -> float:
     raise NotImplementedError
 
 
 def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, repeats: int = 5,
-                              peak_flop_per_s: float | None = None) -> dict:
+                              peak_flop_per_s: float | None = None, device: dict | None = None) -> dict:
     raise NotImplementedError

