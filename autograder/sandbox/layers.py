@@ -111,6 +111,9 @@ def _bind(src: Path, dst: Path, *, recursive: bool = True) -> None:
     _mount(str(src), str(dst), None, MS_BIND | (MS_REC if recursive else 0))
 
 
+UNDER_TMP = Path("/.python-under-tmp")  # in the workers' root: see build_root
+
+
 def build_root(new: Path, hide: list[Path]) -> dict:
     """Make ``new`` (an empty tmpfs) the root of this mount namespace, holding
     only the allow-list: the system's programs and libraries, a few /etc
@@ -150,9 +153,30 @@ def build_root(new: Path, hide: list[Path]) -> dict:
         (dev / name).symlink_to(target)
     for d in ("proc", "tmp"):
         (new / d).mkdir(exist_ok=True)
+    # A Python under /tmp (a venv in a clone there) would vanish under each worker's own /tmp
+    # tmpfs, and with it every module imported lazily: keep a second binding the worker can
+    # put back on top of its tmpfs (rebind_under_tmp).
+    under_tmp = [k for k in python if is_within(k, Path("/tmp"))]
+    stashes = [UNDER_TMP / str(i) for i in range(len(under_tmp))]
+    for k, stash in zip(under_tmp, stashes):
+        _bind(k, new / stash.relative_to("/"))
     read_only_everywhere(new)
     _pivot_root(new)
-    return {"filesystem": "allow-list", "covered_inside_allowed": len(covered)}
+    return {"filesystem": "allow-list", "covered_inside_allowed": len(covered),
+            "under_tmp": [[str(st), str(k)] for st, k in zip(stashes, under_tmp)]}
+
+
+def rebind_under_tmp(root: dict) -> list[Path]:
+    """In a worker, after its /tmp tmpfs is mounted: bind the parts of the Python that lie
+    under /tmp back at their paths, read-only.  Returns the top folders it made in /tmp."""
+    tops = []
+    for stash, dst in root.get("under_tmp", []):
+        dst = Path(dst)
+        dst.mkdir(parents=True, exist_ok=True)
+        _mount(stash, str(dst), None, MS_BIND | MS_REC)
+        read_only_everywhere(dst)
+        tops.append(Path("/tmp") / dst.relative_to("/tmp").parts[0])
+    return tops
 
 
 def _pivot_root(new: Path) -> None:

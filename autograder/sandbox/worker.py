@@ -100,10 +100,11 @@ def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
         report["private_proc"] = layers.mount_proc()
         work = NS_WORK
         layers.mount_tmpfs(work, lim["work_mb"])
+        python_dirs = layers.rebind_under_tmp(root) if root else []  # a venv under /tmp stays visible
         layers.mount_tmpfs(Path("/dev/shm"), SHM_MB)
         socket.sethostname("sandbox")
     else:
-        work = Path(req["work"])
+        work, python_dirs = Path(req["work"]), []
     for name, data in files.items():
         (work / name).write_bytes(data)
     os.chdir(work)
@@ -128,7 +129,7 @@ def isolate(req: dict, files: dict[str, bytes], namespaces: bool) -> dict:
                                            fsize_mb=lim["fsize_mb"], nproc=lim["nproc"] if root_uid else None)
     if root_uid:
         uid = layers.UID_BASE + req["slot"]
-        for p in [work, *work.iterdir(), *([Path("/dev/shm")] if namespaces else [])]:
+        for p in [work, *(q for q in work.iterdir() if q not in python_dirs), *([Path("/dev/shm")] if namespaces else [])]:
             os.chown(p, uid, uid)
         layers.drop_uid(uid)
         report["privileges"] = "own unprivileged uid"
