@@ -7,7 +7,7 @@ import importlib
 import importlib.util
 import sys
 
-from autograder import i18n
+from autograder.core import i18n
 
 # subcommand -> (module, help); the module's main() takes the options as keywords
 COMMANDS = {

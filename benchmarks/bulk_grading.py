@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import candidates, labs
+from autograder.build import candidates
+from autograder.core import labs
 from autograder.commands import grade
 
 

@@ -20,8 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import candidates, labs, runner
-from autograder.sandbox.client import SandboxBackend, shared_zygote
+from autograder.build import candidates
+from autograder.core import labs
+from autograder.grading import runner
+from autograder.sandbox.backend import SandboxBackend, shared_zygote
 
 
 def warm_starts(lab: labs.Lab, n: int) -> tuple[list[float], list[float], list[float]]:

@@ -22,7 +22,8 @@ import os
 import sys
 import time
 
-from autograder import candidates, labs
+from autograder.build import candidates
+from autograder.core import labs
 from autograder.commands import verify
 
 

@@ -69,13 +69,13 @@ import os, sys
 
 LAB, MODULE = "lab2_optimizers", "optimizers"
 try:
-    import autograder.notebook
+    import autograder.grading.notebook
 except ImportError:  # the bundle is not installed: use one named by $IRONLAW_ROOT, or one around this notebook
     sys.path[:0] = [os.path.abspath(p) for p in (os.environ.get("IRONLAW_ROOT"), "../..", "iron-law-labs", "../iron-law-labs")
                     if p and os.path.isdir(os.path.join(p, "autograder"))]
 try:
     import otter
-    from autograder.notebook import locate_bundle
+    from autograder.grading.notebook import locate_bundle
 except ImportError as exc:
     raise ImportError(f"{exc.name} is missing: install the lab bundle first (see its README), e.g. "
                       "pip install -c iron-law-labs/requirements.lock -e iron-law-labs") from None

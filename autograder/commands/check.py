@@ -13,9 +13,11 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-from autograder import inprocess, labs, plugin, runner, submissions
-from autograder.i18n import _
-from autograder.results import PASSED, TestResult
+from autograder.grading import pytest_here, runner, staging
+from autograder.core import labs
+from autograder.labkit import plugin
+from autograder.core.i18n import _
+from autograder.core.results import PASSED, TestResult
 
 
 class _Collector:
@@ -43,7 +45,7 @@ def run_in_process(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], int
     collector = _Collector(lab.hidden_tests_dir)
     # No terminal reporter: the table below is the report (pytest's progress line would precede it).
     # Without it, addopts' reporting flags (-ra) are unknown: give the ones that matter here.
-    inprocess.run_pytest([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-p", "no:terminal",
+    pytest_here.run_pytest([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-p", "no:terminal",
                           "-o", "addopts=", "--strict-markers", "--import-mode=importlib",
                           "--rootdir", str(lab.root)], lab.root, [collector])
     return collector.results, collector.hidden
@@ -51,7 +53,7 @@ def run_in_process(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], int
 
 def run_sandboxed(lab: labs.Lab, code_dir: Path) -> list[TestResult]:
     with tempfile.TemporaryDirectory(prefix="ironlaw-check-") as tmp:
-        staged = submissions.stage(code_dir, lab.manifest.student_files, Path(tmp) / "code")
+        staged = staging.stage(code_dir, lab.manifest.student_files, Path(tmp) / "code")
         res = runner.grade_staged(lab, staged.directory, "check", sandbox=True, problems=staged.problems,
                                   public_only=True)
     return res.tests

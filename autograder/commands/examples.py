@@ -8,7 +8,8 @@ fails when the committed ones drift from the sources.
 
 from __future__ import annotations
 
-from autograder import candidates, labs
+from autograder.build import candidates
+from autograder.core import labs
 
 
 def main(*, lab: str | None = None) -> int:

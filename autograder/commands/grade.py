@@ -18,13 +18,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from autograder import feedback, gradebook, i18n, labs, roster, runner, submissions, summary
-from autograder.graders import GraderPool
-from autograder.i18n import _
-from autograder.results import SubmissionResult
+from autograder.batch import feedback, gradebook, roster, summary
+from autograder.core import i18n, labs
+from autograder.grading import runner, staging
+from autograder.grading.pool import GraderPool
+from autograder.core.i18n import _
+from autograder.core.results import SubmissionResult
 
 
-def unchanged(entry_id: str, staged: submissions.Staged, out: Path,
+def unchanged(entry_id: str, staged: staging.Staged, out: Path,
               previous: dict[str, SubmissionResult]) -> SubmissionResult | None:
     """The earlier result, if this submission's files have not changed since
     (and its feedback is in the language asked for now)."""
@@ -35,7 +37,7 @@ def unchanged(entry_id: str, staged: submissions.Staged, out: Path,
     return None
 
 
-def grade_entry(lab: labs.Lab, entry_id: str, staged: submissions.Staged, out: Path, *,
+def grade_entry(lab: labs.Lab, entry_id: str, staged: staging.Staged, out: Path, *,
                 sandbox: bool, pool: GraderPool | None, after_due: bool = False) -> SubmissionResult:
     try:  # seed_salt: the hidden tests' inputs follow the files (same files, same inputs)
         res = runner.grade_staged(lab, staged.directory, entry_id, sandbox=sandbox,
@@ -44,7 +46,7 @@ def grade_entry(lab: labs.Lab, entry_id: str, staged: submissions.Staged, out: P
     except Exception as exc:  # noqa: BLE001  (this entry's error, never the batch's; no sha256: a rerun retries)
         res = SubmissionResult(submission=entry_id, lab=lab.name, lang=i18n.current(), errors=[
             *staged.problems, _("the grader failed on this submission: {error}").format(
-                error=submissions.describe(exc))])
+                error=staging.describe(exc))])
     gradebook.write_submission(out, res, lab.manifest, feedback.markdown(res, lab.manifest, after_due=after_due))
     return res
 
@@ -56,7 +58,7 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
     m = the_lab.manifest
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    entries = submissions.discover(Path(submissions_dir))
+    entries = staging.discover(Path(submissions_dir))
     if not entries:
         console.print(f"[red]no submissions (folders or .zip files) in {submissions_dir}")
         return 2
@@ -80,7 +82,7 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
     with tempfile.TemporaryDirectory(prefix=f"ironlaw-{the_lab.short}-batch-") as tmp:
         # Stage every entry first: hashing tells what is unchanged, so a resumed
         # batch neither starts a zygote nor a grader for work already done.
-        staged = {e.id: submissions.stage(e.path, m.student_files, Path(tmp) / e.id) for e in entries}
+        staged = {e.id: staging.stage(e.path, m.student_files, Path(tmp) / e.id) for e in entries}
         done = {} if force else {i: r for i in ids if (r := unchanged(i, staged[i], out_dir, previous))}
         todo = [e.id for e in entries if e.id not in done]
         for i, r in done.items():  # unchanged, not regraded: their feedback follows --after-due too
@@ -88,7 +90,7 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
         batch = contextlib.ExitStack()
         pool = None
         if sandbox and todo:
-            from autograder.sandbox.client import shared_zygote
+            from autograder.sandbox.backend import shared_zygote
 
             batch.enter_context(shared_zygote(hide=[out_dir, Path(submissions_dir)]))
             pool = GraderPool(str(the_lab.root), min(jobs, len(todo)), runner.grader_env(the_lab))

@@ -2,7 +2,7 @@
 
 Gradescope unpacks the zip to ``/autograder/source``, so its top level is a
 project root holding this one lab: ``setup.sh`` and ``run_autograder``
-(from ``autograder/gradescope_scripts/``), the engine package, the lab's
+(from ``autograder/batch/gradescope_scripts/``), the engine package, the lab's
 assignment folder, its reference (no variants: they only serve ``verify``),
 its hidden tests with their conftest.py, and ``pyproject.toml``,
 ``requirements.lock`` and ``README.md`` (pyproject's readme: the install
@@ -14,8 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import autograder
-from autograder import i18n, labs, submissions
-from autograder.gradescope import LANG_FILE
+from autograder.core import i18n, labs
+from autograder.grading import staging
+from autograder.batch.gradescope_run import LANG_FILE
 from autograder.sandbox.layers import is_within
 
 ENGINE = Path(autograder.__file__).resolve().parent
@@ -39,7 +40,7 @@ def members(lab: labs.Lab) -> dict[str, Path]:
     """Zip name -> file on disk."""
     if not lab.has_solutions:
         raise FileNotFoundError(f"{lab.solution_dir} is missing: the autograder needs the reference")
-    files = {name: ENGINE / "gradescope_scripts" / name for name in SCRIPTS}
+    files = {name: ENGINE / "batch" / "gradescope_scripts" / name for name in SCRIPTS}
     files.update({name: ENGINE.parent / name for name in PROJECT_FILES})  # the engine's project
     files.update(_tree(ENGINE, ENGINE.parent))
     for folder in (lab.assignment_dir, lab.solution_dir, lab.hidden_tests_dir):
@@ -52,7 +53,7 @@ def main(*, lab: str, out: str) -> int:
     files = members(the_lab)
     contents: dict[str, bytes] = {name: p.read_bytes() for name, p in files.items()}
     contents[LANG_FILE] = (i18n.current() + "\n").encode()  # `--lang`: the students' feedback language
-    dest = submissions.write_zip(Path(out), contents, executable=frozenset(SCRIPTS))
+    dest = staging.write_zip(Path(out), contents, executable=frozenset(SCRIPTS))
     print(f"{dest}: Gradescope autograder for {the_lab.name} ({len(files)} files, "
           f"{dest.stat().st_size // 1024} KiB); upload it as the assignment's autograder")
     return 0

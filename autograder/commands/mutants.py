@@ -47,9 +47,9 @@ import os
 import tomllib
 from dataclasses import dataclass
 
-from autograder import labs
+from autograder.core import labs
 from autograder.commands import verify
-from autograder.results import PASSED, SubmissionResult
+from autograder.core.results import PASSED, SubmissionResult
 
 EQUIVALENTS_FILE = "equivalent_mutants.toml"
 EQUIVALENT_KEYS = ("file", "line", "original", "mutated", "why")

@@ -1,18 +1,19 @@
 """``autograder notebooks [LAB] [--check]``: build each lab's notebooks, one per
-language, from its single jupytext source (``autograder.nbsource``)."""
+language, from its single jupytext source (``autograder.build.notebooks``)."""
 
 from __future__ import annotations
 
-from autograder import labs, nbsource
+from autograder.core import labs
+from autograder.build import notebooks
 
 
 def main(*, lab: str | None = None, check: bool = False) -> int:
     stale = []
     for l in [labs.get(lab)] if lab else labs.all_labs():
-        src = nbsource.source_path(l.assignment_dir, l.name)
-        for lang in nbsource.LANGS:
-            dest = nbsource.notebook_path(l.assignment_dir, l.name, lang)
-            text = nbsource.render(src, lang)
+        src = notebooks.source_path(l.assignment_dir, l.name)
+        for lang in notebooks.LANGS:
+            dest = notebooks.notebook_path(l.assignment_dir, l.name, lang)
+            text = notebooks.render(src, lang)
             if dest.is_file() and dest.read_text(encoding="utf-8") == text:
                 continue
             if check:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from autograder import labs, otterkit
+from autograder.core import labs
+from autograder.build import otter
 
 
 def main(*, lab: str | None = None) -> int:
     for the_lab in [labs.get(lab)] if lab else labs.all_labs():
-        written = otterkit.write_test_files(the_lab)
+        written = otter.write_test_files(the_lab)
         print(f"{the_lab.name}: {len(written)} otter test file(s) in "
-              f"{(the_lab.assignment_dir / otterkit.TESTS_DIR).relative_to(the_lab.root)}")
+              f"{(the_lab.assignment_dir / otter.TESTS_DIR).relative_to(the_lab.root)}")
     return 0

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder import labs, otterkit
+from autograder.core import labs
+from autograder.build import otter
 
 
 def main(*, lab: str, out: str) -> int:
     the_lab = labs.get(lab)
-    dest = otterkit.build_zip(the_lab, Path(out))
+    dest = otter.build_zip(the_lab, Path(out))
     files = ", ".join(the_lab.manifest.student_files)
     print(f"wrote {dest}. Grade with: otter run -a {dest} SUBMISSION.zip "
           f"(the zip holds {the_lab.name}.ipynb and {files})")

@@ -9,7 +9,7 @@ only the grader needs never ships, and a new helper of ``check`` always does.
 Nothing from ``solutions/``, ``tests/``, ``examples/`` or ``benchmarks/``.
 
 The bundle is built in a temporary folder beside DIR, scanned by
-:mod:`autograder.leakscan`, and moved into place only when clean: a refused
+:mod:`autograder.build.leakscan`, and moved into place only when clean: a refused
 release leaves nothing behind.
 """
 
@@ -24,18 +24,20 @@ import tomllib
 from pathlib import Path
 
 import autograder
-from autograder import catalogs, cli, i18n, labs, leakscan
+from autograder.build import catalogs, leakscan
+from autograder import cli
+from autograder.core import i18n, labs
 
 PACKAGE = "autograder"
 STUDENT_COMMANDS = ("check", "submit")
 ENTRY_MODULES = (
     "autograder.__main__",  # python -m autograder
-    "autograder.plugin",  # the pytest11 entry point the lab tests run under
+    "autograder.labkit.plugin",  # the pytest11 entry point the lab tests run under
     "autograder.sandbox.zygote",  # started as `python -m`, never imported
 )
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".OTTER_LOG"}  # .OTTER_LOG: otter's local log
 TOP_FILES = ("environment.yml", "requirements.lock")
-NOTEBOOK_SOURCE = ".nb.py"  # the notebooks ship built, one per language (autograder.nbsource)
+NOTEBOOK_SOURCE = ".nb.py"  # the notebooks ship built, one per language (autograder.build.notebooks)
 
 STUDENT_README = """\
 # Iron Law Labs: student copy
@@ -222,7 +224,7 @@ dependencies = [
 autograder = "autograder.cli:main"
 
 [project.entry-points.pytest11]
-autograder = "autograder.plugin"
+autograder = "autograder.labkit.plugin"
 
 [tool.setuptools.packages.find]
 include = ["autograder*"]

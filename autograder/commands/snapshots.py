@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from autograder import labs
+from autograder.core import labs
 
 
 def main(*, lab: str) -> int:

@@ -18,10 +18,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from autograder import __version__, labs, submissions
+from autograder import __version__
+from autograder.core import labs
+from autograder.grading import staging
 from autograder.commands.check import hidden_tests, run_in_process
-from autograder.i18n import _
-from autograder.results import PASSED
+from autograder.core.i18n import _
+from autograder.core.results import PASSED
 
 MANIFEST = "MANIFEST.json"
 
@@ -74,7 +76,7 @@ def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
             "submitting anyway. Run `autograder check {lab}` for details.").format(lab=the_lab.short))
 
     dest = Path(out) if out else Path.cwd() / f"{the_lab.name}-submission.zip"
-    submissions.write_zip(dest, {**files, MANIFEST: manifest_json(the_lab, files, passed, len(tests))})
+    staging.write_zip(dest, {**files, MANIFEST: manifest_json(the_lab, files, passed, len(tests))})
     console.print(_("wrote {zip} ({files} + {manifest}).").format(zip=dest, files=", ".join(sorted(files)),
                                                                  manifest=MANIFEST)
                   + " " + _("Upload this file; {hidden} run at grading.").format(hidden=hidden_tests(hidden)))

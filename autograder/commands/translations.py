@@ -2,12 +2,13 @@
 
 Without ``--check``: add every newly marked message to each PO file
 (untranslated, for a translator to fill in) and drop those no longer used.
-With it: list what is missing, fuzzy or inconsistent (``autograder.catalogs``).
+With it: list what is missing, fuzzy or inconsistent (``autograder.build.catalogs``).
 """
 
 from __future__ import annotations
 
-from autograder import catalogs, labs
+from autograder.build import catalogs
+from autograder.core import labs
 
 
 def main(*, lab: str | None = None, check: bool = False) -> int:

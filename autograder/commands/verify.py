@@ -18,9 +18,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from autograder import candidates, labs, runner
-from autograder.graders import GraderPool
-from autograder.results import PASSED, SubmissionResult
+from autograder.build import candidates
+from autograder.core import labs
+from autograder.grading import runner
+from autograder.grading.pool import GraderPool
+from autograder.core.results import PASSED, SubmissionResult
 
 
 def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
@@ -76,7 +78,7 @@ def grade_batch(items: list[tuple[labs.Lab, str, dict[str, str]]], *, jobs: int,
     stack = contextlib.ExitStack()
     pool = None
     if sandbox and items:
-        from autograder.sandbox.client import shared_zygote
+        from autograder.sandbox.backend import shared_zygote
 
         stack.enter_context(shared_zygote())
         root = items[0][0]

@@ -1,6 +1,6 @@
 """Length-prefixed messages on a stream socket (grader <-> zygote <-> worker).
 
-Control messages are JSON; calls and results are ``autograder.wire``
+Control messages are JSON; calls and results are ``autograder.calls.wire``
 payloads.  A reader never trusts the length it is sent beyond ``limit``,
 and with a ``deadline`` (a ``time.monotonic()`` value) the whole message,
 however slowly it trickles in, must arrive by then, or ``socket.timeout``.

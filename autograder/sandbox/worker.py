@@ -24,8 +24,9 @@ import time
 import traceback
 from pathlib import Path
 
-from autograder import errors, i18n, loader, wire
-from autograder.i18n import _
+from autograder.calls import errors, loader, wire
+from autograder.core import i18n
+from autograder.core.i18n import _
 from autograder.sandbox import channel, layers
 
 PR_SET_PDEATHSIG = 1

@@ -48,7 +48,7 @@ def preload() -> None:
         importlib.import_module("pyseccomp")
     except Exception:
         pass  # the worker reports seccomp as unavailable
-    from autograder import i18n
+    from autograder.core import i18n
 
     for lang in i18n.LANGS:  # compile the engine's catalogs once; workers only look up
         i18n.translations(lang, None)

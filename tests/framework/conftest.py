@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 def english_unless_asked(monkeypatch):
     """Tests read English messages whatever this machine's locale; a test that
     wants Vietnamese asks for it (``--lang vi``, or its own $IRONLAW_LANG)."""
-    from autograder import i18n
+    from autograder.core import i18n
 
     monkeypatch.setenv(i18n.ENV, "en")
 
@@ -33,6 +33,6 @@ def toy_root(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def toy_lab(toy_root):
-    from autograder import labs
+    from autograder.core import labs
 
     return labs.get("labx", toy_root)

@@ -19,7 +19,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from autograder import labs, seam
+from autograder.core import labs
+from autograder.calls import seam
 
 N_RANKS = 4
 RANK_SCRIPT = Path(__file__).parent / "gloo_rank.py"

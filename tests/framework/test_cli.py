@@ -8,8 +8,8 @@ import shutil
 import zipfile
 
 from autograder.cli import main
-from autograder.gradebook import FIXED_COLUMNS
-from autograder.results import gradescope_json  # noqa: F401  (schema built by one function)
+from autograder.batch.gradebook import FIXED_COLUMNS
+from autograder.core.results import gradescope_json  # noqa: F401  (schema built by one function)
 
 GRADESCOPE_TEST_KEYS = {"score", "max_score", "status", "name", "number", "output", "visibility"}
 
@@ -33,7 +33,7 @@ def test_sandbox_work_dir_inside_a_hidden_folder(toy_root, tmp_path, monkeypatch
     import os
     import tempfile
 
-    from autograder.sandbox import client
+    from autograder.sandbox import backend
 
     if os.geteuid() != 0:
         import pytest
@@ -43,7 +43,7 @@ def test_sandbox_work_dir_inside_a_hidden_folder(toy_root, tmp_path, monkeypatch
     covered.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(covered))  # this process and the graders it starts
     monkeypatch.setenv("TMPDIR", str(covered))
-    monkeypatch.setenv(client.HIDE_ENV, str(covered))
+    monkeypatch.setenv(backend.HIDE_ENV, str(covered))
     assert main(["check", "labx", "--sandbox", "--path", str(toy_root / "solutions" / "labx_toy")]) == 0, \
         capsys.readouterr().out
 

@@ -7,7 +7,8 @@ import csv
 
 import pytest
 
-from autograder import candidates, labs
+from autograder.build import candidates
+from autograder.core import labs
 from autograder.cli import main
 
 LABS = labs.all_labs()

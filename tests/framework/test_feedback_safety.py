@@ -19,8 +19,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from autograder import errors, feedback, manifest, messages as M, plugin, results, runner, summary
-from autograder.testing import _fmt_ratio, assert_close, assert_equal, assert_keys, assert_scalar
+from autograder.calls import errors
+from autograder.batch import feedback, summary
+from autograder.core import manifest, results
+from autograder.labkit import messages as M, plugin
+from autograder.grading import runner
+from autograder.labkit.assertions import _fmt_ratio, assert_close, assert_equal, assert_keys, assert_scalar
 
 FIXTURES = Path(__file__).parent / "fixtures"
 pytest_plugins = ["pytester"]
@@ -244,7 +248,7 @@ def test_seed_for_without_salt_is_todays_seed():
 
 
 def test_grading_passes_the_salt(tmp_path):
-    from autograder import labs
+    from autograder.core import labs
 
     lab = labs.get("lab1")
     args = runner.pytest_args(lab, tmp_path, tmp_path / "r.json", sandbox=True, public_only=False, seed_salt="f00d")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import labs
+from autograder.core import labs
 from autograder.cli import main
 from autograder.sandbox import layers
 
@@ -44,7 +44,7 @@ def test_zip_contents(autograder_zip, tmp_path):
         modes = {i.filename: stat.S_IMODE(i.external_attr >> 16) for i in z.infolist()}
     names = set(modes)
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
-    assert {"pyproject.toml", "requirements.lock", "autograder/gradescope.py", "autograder/sandbox/worker.py",
+    assert {"pyproject.toml", "requirements.lock", "autograder/batch/gradescope_run.py", "autograder/sandbox/worker.py",
             "assignments/lab2_optimizers/lab.toml", "assignments/lab2_optimizers/lab2_models.py",
             "solutions/lab2_optimizers/optimizers.py", "tests/lab2_optimizers/conftest.py"} <= names
     assert {n for n in names if n.startswith("tests/lab2_optimizers/test_")} == \
@@ -171,10 +171,10 @@ def test_feedback_language_chosen_when_the_zip_is_built(tmp_path):
 
 def test_engine_failure_still_writes_results(tmp_path, monkeypatch):
     """No lab in source/ (a broken upload): score 0 and a reason, never no file."""
-    from autograder import gradescope
+    from autograder.batch import gradescope_run
 
     (tmp_path / "source").mkdir()
-    assert gradescope.run(tmp_path) == 0
+    assert gradescope_run.run(tmp_path) == 0
     res = json.loads((tmp_path / "results" / "results.json").read_text())
     assert res["score"] == 0 and res["tests"] == []
     assert "could not grade" in res["output"] and "exactly one lab" in res["extra_data"]["grader_error"]

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from autograder.commands import grade
-from autograder.sandbox import client, layers
+from autograder.sandbox import backend, layers
 
 def _intake_helpers():
     """The broken uploads of test_intake_robust.py (test modules don't import each other here)."""
@@ -178,7 +178,7 @@ def test_hostile_batch_world_readable_python(toy_root, tmp_path, monkeypatch):
     """No namespaces: the uid drop, file modes, rlimits and seccomp alone.  Where
     this Python lies under a mode-700 home, the run makes it reachable first."""
     monkeypatch.setenv(layers.NO_NAMESPACES_ENV, "1")
-    secrets = [Path(p) for p in client.secret_list()]
+    secrets = [Path(p) for p in backend.secret_list()]
     saved = {d: stat.S_IMODE(d.stat().st_mode) for d in secrets}
     try:
         for d in secrets:  # what setup.sh does on Gradescope; otherwise the engine refuses
@@ -209,7 +209,7 @@ def test_gradescope_shape(toy_root, tmp_path, monkeypatch):
     rlimits, seccomp and the separate scorer must still hold, or the
     sandbox must refuse to run rather than grade unprotected."""
     monkeypatch.setenv(layers.NO_NAMESPACES_ENV, "1")
-    secret_dirs = [Path(p) for p in client.secret_list()] + [Path(__file__).parent / "fixtures" / "toyroot"]
+    secret_dirs = [Path(p) for p in backend.secret_list()] + [Path(__file__).parent / "fixtures" / "toyroot"]
     saved = {d: stat.S_IMODE(d.stat().st_mode) for d in secret_dirs}
     try:
         for d in secret_dirs:  # what setup.sh does on Gradescope

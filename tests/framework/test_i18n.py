@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogs, i18n, labs
+from autograder.build import catalogs
+from autograder.core import i18n, labs
 from autograder.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +46,7 @@ def test_completeness_check_can_fail(tmp_path, monkeypatch):
 
 
 def test_messages_babel_cannot_extract_are_reported(tmp_path):
-    (tmp_path / "t.py").write_text('from autograder.i18n import _\n'
+    (tmp_path / "t.py").write_text('from autograder.core.i18n import _\n'
                                    'a = _(f"gradient of {n}")\n'
                                    'b = f"{_(\'tied\')} weights"\n'
                                    'c = _("ok {x}").format(x=1)\n')
@@ -102,7 +103,7 @@ def test_check_lab2_in_vietnamese_uses_the_glossary(capsys, monkeypatch):
 
 def test_notebook_check_speaks_the_notebook_language(monkeypatch):
     """grader.check in a *.vi.ipynb under Jupyter: Vietnamese without any setting."""
-    from autograder import notebook
+    from autograder.grading import notebook
 
     monkeypatch.delenv(i18n.ENV)
     monkeypatch.setenv("JPY_SESSION_NAME", "/home/sv/lab2_optimizers.vi.ipynb")

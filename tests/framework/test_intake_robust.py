@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import gradebook, i18n, results, roster, submissions
+from autograder.batch import gradebook, roster
+from autograder.core import i18n, results
+from autograder.grading import staging
 from autograder.commands import grade
 
 CONTROL = Path(__file__).parent / "fixtures" / "hostile" / "control" / "toy.py"
@@ -38,13 +40,13 @@ EXPECTED = {
     "truncated_zip": "the zip file is damaged",
     "encrypted_zip": "it is encrypted with a password",
     "bad_utf8_zip": "not valid UTF-8",
-    "deep_nesting": f"folders nested more than {submissions.MAX_DEPTH} levels deep were not searched",
+    "deep_nesting": f"folders nested more than {staging.MAX_DEPTH} levels deep were not searched",
     "fifo_toy": "not a regular file",
     "link_toy": "not a regular file",
     "device_toy": "not a regular file",
-    "too_many_files": f"more than {submissions.MAX_ENTRIES} files and folders",
+    "too_many_files": f"more than {staging.MAX_ENTRIES} files and folders",
     "unreadable_folder": "permission denied",
-    submissions.entry_id(os.fsdecode(b"bad_name_\xff\xfe")): "file toy.py is missing",
+    staging.entry_id(os.fsdecode(b"bad_name_\xff\xfe")): "file toy.py is missing",
 }
 
 
@@ -138,7 +140,7 @@ def make_hostile_intake_entries(folder: Path) -> list[str]:
     many = folder / "too_many_files"  # more entries than a walk looks at, toy.py past them
     (many / "zzz").mkdir(parents=True)
     (many / "zzz" / "toy.py").write_bytes(code)
-    for i in range(submissions.MAX_ENTRIES + 1):
+    for i in range(staging.MAX_ENTRIES + 1):
         (many / f"f{i:05d}").touch()
     ids.append("too_many_files")
 
@@ -152,7 +154,7 @@ def make_hostile_intake_entries(folder: Path) -> list[str]:
     os.mkdir(bad)
     with open(os.path.join(bad, b"toy\xff.py"), "wb") as f:
         f.write(code)
-    ids.append(submissions.entry_id(os.fsdecode(b"bad_name_\xff\xfe")))
+    ids.append(staging.entry_id(os.fsdecode(b"bad_name_\xff\xfe")))
     return ids
 
 
@@ -253,10 +255,10 @@ def test_a_damaged_roster_does_not_stop_the_batch(toy_root, tmp_path):
 # -- staging one entry ------------------------------------------------------------------
 def test_each_broken_entry_stages_with_one_clear_problem(hostile_dir, tmp_path):
     ids = make_hostile_intake_entries(hostile_dir)
-    entries = {e.id: e for e in submissions.discover(hostile_dir)}
+    entries = {e.id: e for e in staging.discover(hostile_dir)}
     assert set(entries) == set(ids)
     for sub_id in ids:
-        st = submissions.stage(entries[sub_id].path, ("toy.py",), tmp_path / "staged" / sub_id)
+        st = staging.stage(entries[sub_id].path, ("toy.py",), tmp_path / "staged" / sub_id)
         assert st.problems and EXPECTED[sub_id] in st.problems[0], (sub_id, st.problems)
         assert not (tmp_path / "staged" / sub_id / "toy.py").exists() and not st.found
         assert all("\n" not in p for p in st.problems)
@@ -274,11 +276,11 @@ def test_an_unreadable_folder(tmp_path, monkeypatch):
         return real(path)
 
     if os.geteuid() == 0:  # root is never refused: refuse it here
-        monkeypatch.setattr(submissions.os, "scandir", scandir)
+        monkeypatch.setattr(staging.os, "scandir", scandir)
     else:
         (tmp_path / "sub" / "inner").chmod(0)
     try:
-        st = submissions.stage(tmp_path / "sub", ("toy.py",), tmp_path / "out")
+        st = staging.stage(tmp_path / "sub", ("toy.py",), tmp_path / "out")
     finally:
         (tmp_path / "sub" / "inner").chmod(0o755)
     assert st.problems == ["could not read folder inner: permission denied",
@@ -293,41 +295,41 @@ def test_walk_is_bounded_and_follows_no_links(tmp_path):
     (root / "a" / "loop").symlink_to(root)  # a link loop is listed, never entered
     (root / "__pycache__").mkdir()
     (root / "__pycache__" / "toy.py").write_text("junk")
-    tree = submissions.walk(root)
+    tree = staging.walk(root)
     assert tree.files == {"a/b/f.txt": 1} and tree.other == {"a/loop"} and not tree.problems
-    assert submissions.walk(root, max_depth=1).problems == [
+    assert staging.walk(root, max_depth=1).problems == [
         "folders nested more than 1 levels deep were not searched"]
-    assert set(submissions.walk(root, max_depth=2).files) == {"a/b/f.txt"}
-    assert "more than 2 files and folders" in submissions.walk(root, max_entries=2).problems[0]
+    assert set(staging.walk(root, max_depth=2).files) == {"a/b/f.txt"}
+    assert "more than 2 files and folders" in staging.walk(root, max_entries=2).problems[0]
 
 
 def test_zip_limits_and_a_found_file_keeps_quiet(tmp_path, monkeypatch):
     monkeypatch.setattr(submissions, "MAX_ENTRIES", 3)
     members = {f"x/{i}.txt": b"" for i in range(5)} | {"x/toy.py": b"x = 1\n"}
     (tmp_path / "many.zip").write_bytes(_zip_bytes(members))
-    st = submissions.stage(tmp_path / "many.zip", ("toy.py",), tmp_path / "o1")
+    st = staging.stage(tmp_path / "many.zip", ("toy.py",), tmp_path / "o1")
     assert st.problems[0].startswith("the submission holds more than 3 files and folders")
     assert st.problems[1] == "file toy.py is missing from the submission"
     members = {"toy.py": b"x = 1\n"} | {f"x/{i}.txt": b"" for i in range(5)}
     (tmp_path / "first.zip").write_bytes(_zip_bytes(members))  # found before the limit: no problem at all
-    st = submissions.stage(tmp_path / "first.zip", ("toy.py",), tmp_path / "o2")
+    st = staging.stage(tmp_path / "first.zip", ("toy.py",), tmp_path / "o2")
     assert not st.problems and st.found == {"toy.py": "toy.py"}
-    deep = "/".join(["d"] * (submissions.MAX_DEPTH + 1)) + "/toy.py"
-    ok = "/".join(["d"] * submissions.MAX_DEPTH) + "/toy.py"
+    deep = "/".join(["d"] * (staging.MAX_DEPTH + 1)) + "/toy.py"
+    ok = "/".join(["d"] * staging.MAX_DEPTH) + "/toy.py"
     (tmp_path / "deep.zip").write_bytes(_zip_bytes({deep: b"x = 1\n"}))
-    assert "nested more than" in submissions.stage(tmp_path / "deep.zip", ("toy.py",), tmp_path / "o3").problems[0]
+    assert "nested more than" in staging.stage(tmp_path / "deep.zip", ("toy.py",), tmp_path / "o3").problems[0]
     (tmp_path / "ok.zip").write_bytes(_zip_bytes({ok: b"x = 1\n"}))
-    assert not submissions.stage(tmp_path / "ok.zip", ("toy.py",), tmp_path / "o4").problems
+    assert not staging.stage(tmp_path / "ok.zip", ("toy.py",), tmp_path / "o4").problems
 
 
 def test_a_zip_bomb_is_still_refused(tmp_path):
-    raw = bytearray(_zip_bytes({"toy.py": b"#" * (3 * submissions.MAX_FILE_BYTES)}))
+    raw = bytearray(_zip_bytes({"toy.py": b"#" * (3 * staging.MAX_FILE_BYTES)}))
     info = zipfile.ZipFile(io.BytesIO(bytes(raw))).infolist()[0]
     cd = bytes(raw).rindex(b"PK\x01\x02")  # the directory lies about the size: the bounded read still stops
     raw[cd + 24:cd + 28] = (100).to_bytes(4, "little")
     raw[info.header_offset + 22:info.header_offset + 26] = (100).to_bytes(4, "little")
     (tmp_path / "bomb.zip").write_bytes(raw)
-    st = submissions.stage(tmp_path / "bomb.zip", ("toy.py",), tmp_path / "out")
+    st = staging.stage(tmp_path / "bomb.zip", ("toy.py",), tmp_path / "out")
     assert st.problems and not (tmp_path / "out" / "toy.py").exists()
 
 
@@ -339,9 +341,9 @@ def test_ids_are_text_and_unique(tmp_path):
     (tmp_path / "line\nbreak").mkdir()
     (tmp_path / ("é" * 120)).mkdir()  # 240 bytes: its results file name must still fit
     (tmp_path / "notes.txt").write_text("")
-    ids = [e.id for e in submissions.discover(tmp_path)]
+    ids = [e.id for e in staging.discover(tmp_path)]
     assert ids[:5] == ["alice", "alice~2", "b\\xffd", "b\\xffd~2", "line\\nbreak"]
-    assert len(ids) == 6 and len(ids[5].encode()) <= submissions.MAX_ID_BYTES and ids[5].startswith("éé")
+    assert len(ids) == 6 and len(ids[5].encode()) <= staging.MAX_ID_BYTES and ids[5].startswith("éé")
     for i in ids:
         i.encode("utf-8")
 
@@ -349,7 +351,7 @@ def test_ids_are_text_and_unique(tmp_path):
 def test_intake_problems_are_translated(tmp_path):
     (tmp_path / "t.zip").write_bytes(b"PK\x03\x04 cut short")
     with i18n.language("vi"):
-        st = submissions.stage(tmp_path / "t.zip", ("toy.py",), tmp_path / "out")
+        st = staging.stage(tmp_path / "t.zip", ("toy.py",), tmp_path / "out")
     assert st.problems[0].startswith("không đọc được t.zip: tệp zip bị hỏng")
 
 

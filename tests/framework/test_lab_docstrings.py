@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import labs
+from autograder.core import labs
 
 REPO = Path(__file__).resolve().parents[2]
 _N = r"(\d+(?:\.\d+)?)\s*s"  # "20 s", "20s", "2.5 s"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder import labs, manifest
+from autograder.core import labs, manifest
 
 LABS = labs.all_labs()
 

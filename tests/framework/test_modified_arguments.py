@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from autograder import errors, loader, seam
+from autograder.calls import errors, loader, seam
 
 CODE = '''
 import numpy as np
@@ -120,7 +120,7 @@ def test_in_process(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
 def test_sandboxed(toy_lab, tmp_path):
-    from autograder.sandbox.client import SandboxBackend
+    from autograder.sandbox.backend import SandboxBackend
 
     (tmp_path / "toy.py").write_text(CODE)
     backend = SandboxBackend(tmp_path, toy_lab.manifest, toy_lab.assignment_dir)
@@ -131,7 +131,7 @@ def test_sandboxed(toy_lab, tmp_path):
 
 
 def test_in_vietnamese(tmp_path):
-    from autograder import i18n
+    from autograder.core import i18n
 
     (tmp_path / "toy.py").write_text(CODE)
     with i18n.language("vi"), pytest.raises(errors.StudentCodeError) as info:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import labs
+from autograder.core import labs
 from autograder.cli import main
 from autograder.commands import mutants
 

@@ -12,15 +12,16 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder import i18n, labs, nbsource
+from autograder.core import i18n, labs
+from autograder.build import notebooks
 
 BUDGET_S = 60.0
 LABS = labs.all_labs()
-LAB_LANGS = [(lab, lang) for lab in LABS for lang in nbsource.LANGS]
+LAB_LANGS = [(lab, lang) for lab in LABS for lang in notebooks.LANGS]
 
 
 def nb_path(lab, lang, folder=None):
-    return nbsource.notebook_path(folder or lab.assignment_dir, lab.name, lang)
+    return notebooks.notebook_path(folder or lab.assignment_dir, lab.name, lang)
 PASSED = "All test cases passed!"  # otter's summary of a passing check (TestFile.summary)
 
 
@@ -60,12 +61,12 @@ def test_every_question_has_a_check_cell(lab, lang):
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
 def test_notebooks_built_from_their_source(lab):
     """Committed notebooks are what the source builds; the languages differ only in text."""
-    src = nbsource.source_path(lab.assignment_dir, lab.name)
-    for lang in nbsource.LANGS:
-        assert nb_path(lab, lang).read_text(encoding="utf-8") == nbsource.render(src, lang), \
+    src = notebooks.source_path(lab.assignment_dir, lab.name)
+    for lang in notebooks.LANGS:
+        assert nb_path(lab, lang).read_text(encoding="utf-8") == notebooks.render(src, lang), \
             f"{nb_path(lab, lang).name} is stale: run `autograder notebooks {lab.short}`"
     en, vi = (nbformat.read(nb_path(lab, lang), as_version=4) for lang in ("en", "vi"))
-    assert nbsource.code_cells(en) == nbsource.code_cells(vi), "code cells must be identical in both languages"
+    assert notebooks.code_cells(en) == notebooks.code_cells(vi), "code cells must be identical in both languages"
     en_text = [c.source for c in en.cells if c.cell_type == "markdown"]
     vi_text = [c.source for c in vi.cells if c.cell_type == "markdown"]
     assert len(en_text) == len(vi_text), "every English text cell needs its Vietnamese twin"

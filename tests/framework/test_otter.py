@@ -19,7 +19,9 @@ import pytest
 from otter.nbmeta_config import NBMetadataConfig
 from otter.test_files import create_test_file
 
-from autograder import labs, notebook, otterkit
+from autograder.core import labs
+from autograder.grading import notebook
+from autograder.build import otter
 
 LABS = labs.all_labs()
 OTTER_LAB = "lab4"  # the quickest notebook: `otter run` executes it whole
@@ -27,16 +29,16 @@ OTTER_LAB = "lab4"  # the quickest notebook: `otter run` executes it whole
 
 def run_otter_test(lab, question: str):
     """Run the committed otter test of ``question`` against the current folder, as grader.check does."""
-    test = create_test_file(str(lab.assignment_dir / otterkit.TESTS_DIR / f"{question}.py"), NBMetadataConfig())
+    test = create_test_file(str(lab.assignment_dir / otter.TESTS_DIR / f"{question}.py"), NBMetadataConfig())
     test.run({})
     return test
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
 def test_committed_otter_tests_match_generation(lab):
-    folder = lab.assignment_dir / otterkit.TESTS_DIR
+    folder = lab.assignment_dir / otter.TESTS_DIR
     committed = {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.py")}
-    assert committed == otterkit.test_files(lab), f"run `autograder otter-tests {lab.short}` and commit the result"
+    assert committed == otter.test_files(lab), f"run `autograder otter-tests {lab.short}` and commit the result"
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
@@ -128,8 +130,8 @@ def otter_score(autograder_zip: Path, submission: Path, out: Path) -> tuple[floa
 
 def test_otter_run_gives_the_reference_full_marks_and_the_stub_zero(tmp_path):
     lab = labs.get(OTTER_LAB)
-    ag = otterkit.build_zip(lab, tmp_path / "autograder.zip")
-    public = sum(otterkit.public_points(lab).values())
+    ag = otter.build_zip(lab, tmp_path / "autograder.zip")
+    public = sum(otter.public_points(lab).values())
     ref = otter_score(ag, submission_zip(tmp_path / "ref.zip", lab, lab.solution_dir), tmp_path / "ref")
     assert ref == (public, public)
     stub = otter_score(ag, submission_zip(tmp_path / "stub.zip", lab, lab.assignment_dir), tmp_path / "stub")

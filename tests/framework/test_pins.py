@@ -2,7 +2,7 @@
 
 import re
 
-from autograder.labs import find_root
+from autograder.core.labs import find_root
 
 ROOT = find_root()
 PIN = re.compile(r"^\s*(?:-\s+)?([A-Za-z0-9_.\-]+)==([^\s#]+)\s*$")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import labs, leakscan
+from autograder.core import labs
+from autograder.build import leakscan
 from autograder.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,7 +55,7 @@ def test_bundle_holds_no_reference_code(bundle):
 
 def test_student_half_of_the_engine(bundle):
     files = _tree(bundle)
-    assert {"autograder/commands/check.py", "autograder/commands/submit.py", "autograder/plugin.py",
+    assert {"autograder/commands/check.py", "autograder/commands/submit.py", "autograder/labkit/plugin.py",
             "autograder/sandbox/zygote.py", "environment.yml", "requirements.lock", "pyproject.toml"} <= set(files)
     assert not [m for m in INSTRUCTOR_ONLY if f"autograder/{m}" in files]
     readme = files["README.md"].decode()
@@ -64,7 +65,7 @@ def test_student_half_of_the_engine(bundle):
     vietnamese = readme.split("## Tiếng Việt", 1)[1]  # the same two set-up commands, in a Vietnamese section
     assert "python3 -m venv .venv" in vietnamese and 'pip install -c requirements.lock -e ".[dev]"' in vietnamese
     assert "autograder check lab2 --lang vi" in vietnamese and "sổ tay thực hành" in vietnamese
-    assert "autograder/locale/vi.po" in files
+    assert "autograder/core/locale/vi.po" in files
 
 
 def test_bundle_catalogs_hold_only_shipped_messages(bundle):
@@ -72,7 +73,7 @@ def test_bundle_catalogs_hold_only_shipped_messages(bundle):
     not those only the hidden tests use."""
     from babel.messages.pofile import read_po
 
-    from autograder import catalogs
+    from autograder.build import catalogs
 
     withheld = 0
     for lab in labs.all_labs(REPO):
@@ -175,7 +176,7 @@ def test_refuses_without_the_environment_files(toy_root, tmp_path, capsys):
 
 
 def test_released_manifests_hide_the_variants(tmp_path):
-    from autograder import labs
+    from autograder.core import labs
     from autograder.cli import main
 
     out = tmp_path / "bundle"

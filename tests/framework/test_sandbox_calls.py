@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from autograder import errors
-from autograder.sandbox.client import SandboxBackend
+from autograder.calls import errors
+from autograder.sandbox.backend import SandboxBackend
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
 MIB = 2**20

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import labs
+from autograder.core import labs
 
 REPO = Path(__file__).resolve().parents[2]
 SUMMARY = "Tóm tắt (tiếng Việt):"

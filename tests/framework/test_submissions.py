@@ -2,7 +2,7 @@
 
 import zipfile
 
-from autograder import submissions
+from autograder.grading import staging
 
 
 def test_folder_and_zip_with_extra_top_folder(tmp_path):
@@ -15,10 +15,10 @@ def test_folder_and_zip_with_extra_top_folder(tmp_path):
         z.writestr("__MACOSX/bob-lab/toy.py", "junk")
         z.writestr("bob-lab/sitecustomize.py", "junk")
     (subs / ".DS_Store").write_text("")
-    entries = submissions.discover(subs)
+    entries = staging.discover(subs)
     assert [e.id for e in entries] == ["alice", "bob"]
-    a = submissions.stage(entries[0].path, ("toy.py",), tmp_path / "a")
-    b = submissions.stage(entries[1].path, ("toy.py",), tmp_path / "b")
+    a = staging.stage(entries[0].path, ("toy.py",), tmp_path / "a")
+    b = staging.stage(entries[1].path, ("toy.py",), tmp_path / "b")
     assert (tmp_path / "a" / "toy.py").read_text() == "x = 1\n" and not a.problems
     assert (tmp_path / "b" / "toy.py").read_text() == "x = 2\n" and not b.problems
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["toy.py"]
@@ -27,15 +27,15 @@ def test_folder_and_zip_with_extra_top_folder(tmp_path):
 
 def test_missing_file_and_bad_zip(tmp_path):
     (tmp_path / "empty").mkdir()
-    st = submissions.stage(tmp_path / "empty", ("toy.py",), tmp_path / "out1")
+    st = staging.stage(tmp_path / "empty", ("toy.py",), tmp_path / "out1")
     assert st.problems == ["file toy.py is missing from the submission"]
     (tmp_path / "bad.zip").write_bytes(b"not a zip")
-    st = submissions.stage(tmp_path / "bad.zip", ("toy.py",), tmp_path / "out2")
+    st = staging.stage(tmp_path / "bad.zip", ("toy.py",), tmp_path / "out2")
     assert st.problems
 
 
 def test_oversized_file_refused(tmp_path):
     with zipfile.ZipFile(tmp_path / "big.zip", "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("toy.py", b"#" * (submissions.MAX_FILE_BYTES + 10))
-    st = submissions.stage(tmp_path / "big.zip", ("toy.py",), tmp_path / "out")
+        z.writestr("toy.py", b"#" * (staging.MAX_FILE_BYTES + 10))
+    st = staging.stage(tmp_path / "big.zip", ("toy.py",), tmp_path / "out")
     assert "larger than" in st.problems[0] and not (tmp_path / "out" / "toy.py").exists()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import wire
+from autograder.calls import wire
 
 
 def test_roundtrip_keeps_types():

@@ -13,8 +13,8 @@ import importlib.util
 import pytest
 import torch
 
-from autograder import messages as M
-from autograder.i18n import N_, _
+from autograder.labkit import messages as M
+from autograder.core.i18n import N_, _
 
 _CACHE: dict[str, object] = {}
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.i18n import N_, _
-from autograder.testing import assert_fields, assert_keys, assert_scalar
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_fields, assert_keys, assert_scalar
 
 RENT_KEYS = ("flops", "days", "gpu_hours", "rent_cost", "buy_cost", "breakeven_runs")
 ENERGY_KEYS = ("hours", "power_kw", "energy_kwh")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.i18n import N_, _
-from autograder.testing import assert_close, assert_keys, assert_scalar
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_close, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("count_to_the_end")
 

@@ -14,8 +14,8 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from autograder.i18n import _
-from autograder.testing import assert_keys, assert_scalar
+from autograder.core.i18n import _
+from autograder.labkit.assertions import assert_keys, assert_scalar
 
 MATMULS = ("qkv", "scores", "attn_v", "out_proj", "mlp")
 KEYS = MATMULS + ("total",)

@@ -5,8 +5,8 @@ Ground truth from torch's own counter is in test_flop_counter.py.
 
 import pytest
 
-from autograder.i18n import N_, _
-from autograder.testing import assert_fields, assert_keys, assert_scalar
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_fields, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("forward_backward")
 

@@ -31,9 +31,9 @@ import statistics
 import pytest
 import torch
 
-from autograder import messages as M
-from autograder.i18n import N_, _
-from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
+from autograder.labkit import messages as M
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_close, assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("throughput")
 
@@ -46,7 +46,7 @@ PEAK_N, PEAK_REPEATS = 512, 10  # measure_peak_flop_per_s's defaults
 SWEEP_REPEATS = 5  # measure_matmul_throughput's default
 THREAD_RATIOS = sorted({k / j for k in range(1, 129) for j in (1, 2, 4)} - {1.0})
 
-# Symptoms, in the style of autograder.messages: what the result equals, and what to do instead.
+# Symptoms, in the style of autograder.labkit.messages: what the result equals, and what to do instead.
 NO_WARMUP = N_("{what}{case}: it equals what timing without the untimed warm-up gives: run every product once, "
                "untimed, before the timed repeats (the first product of each shape pays a one-time cost)")
 OFF_BY_ONE = N_("{what}{case}: it equals what {count} timed repeats give; time exactly `repeats` products of each "

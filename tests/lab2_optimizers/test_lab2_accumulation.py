@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import messages as M
-from autograder.i18n import N_, _
-from autograder.testing import assert_close, assert_keys, assert_scalar, ratio
+from autograder.labkit import messages as M
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_close, assert_keys, assert_scalar, ratio
 
-# Lab-specific symptoms, in the style of autograder.messages (no expected values).
+# Lab-specific symptoms, in the style of autograder.labkit.messages (no expected values).
 STEP_SYMPTOM = N_("{what}{case}: step 1 matches but step {step} does not")
 STALE_SYMPTOM = N_("{what}{case}: step 1 matches but step {step} does not: it equals this step's gradient plus "
                    "the previous step's, a stale gradient from the previous step (where is zero_grad()?)")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.i18n import N_, _
-from autograder.testing import assert_close, assert_keys, assert_scalar
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_close, assert_keys, assert_scalar
 
 NOISE_KEYS = ("std", "slope", "intercept")
 

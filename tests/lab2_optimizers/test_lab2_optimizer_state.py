@@ -9,8 +9,8 @@ on top.
 import pytest
 import torch
 
-from autograder.i18n import _
-from autograder.testing import assert_equal, assert_keys, assert_scalar
+from autograder.core.i18n import _
+from autograder.labkit.assertions import assert_equal, assert_keys, assert_scalar
 
 FOOTPRINT_KEYS = ("param_elements", "param_bytes", "state_elements", "state_bytes", "state_keys", "multiple")
 RULE_MULTIPLE = {"sgd": 1, "momentum": 2, "rmsprop": 2, "adam": 3}  # LABS.md, Lab 2

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import messages as M
-from autograder.i18n import N_, _
-from autograder.testing import assert_close, assert_keys, assert_scalar
+from autograder.labkit import messages as M
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_close, assert_keys, assert_scalar
 
 STEPS = 60
 RTOL = 1e-6  # LABS.md: "about 1e-6 relative over many steps"

@@ -18,9 +18,9 @@ import pytest
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from autograder import messages as M
-from autograder.i18n import _
-from autograder.testing import assert_equal, assert_scalar
+from autograder.labkit import messages as M
+from autograder.core.i18n import _
+from autograder.labkit.assertions import assert_equal, assert_scalar
 
 _SUPPORT_CACHE: dict[str, object] = {}
 

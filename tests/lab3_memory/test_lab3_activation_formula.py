@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder.i18n import _
-from autograder.testing import assert_keys, assert_scalar
+from autograder.core.i18n import _
+from autograder.labkit.assertions import assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("activation_formula")
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from autograder import messages as M
-from autograder.i18n import _
-from autograder.testing import assert_equal, assert_keys, assert_scalar
+from autograder.labkit import messages as M
+from autograder.core.i18n import _
+from autograder.labkit.assertions import assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("checkpointing")
 

@@ -3,8 +3,8 @@ optimizer state, activations), checked against torch itself."""
 
 import pytest
 
-from autograder.i18n import _
-from autograder.testing import assert_keys
+from autograder.core.i18n import _
+from autograder.labkit.assertions import assert_keys
 
 pytestmark = pytest.mark.question("four_terms")
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.i18n import _
-from autograder.testing import assert_keys
+from autograder.core.i18n import _
+from autograder.labkit.assertions import assert_keys
 
 pytestmark = pytest.mark.question("activation_hooks")
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import messages as M
-from autograder.i18n import N_, _
-from autograder.testing import assert_close, assert_equal, assert_keys, assert_scalar
+from autograder.labkit import messages as M
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_close, assert_equal, assert_keys, assert_scalar
 
 pytestmark = pytest.mark.question("number_formats")
 
@@ -18,7 +18,7 @@ RANGE_KEYS = ["max", "min_normal", "min_subnormal", "eps", "mantissa_bits", "exp
 UNDERFLOW_KEYS = ["n_nonzero", "n_underflow", "n_overflow", "underflow_fraction", "underflow_by_parameter"]
 BITS = {"float32": (23, 8), "float16": (10, 5), "bfloat16": (7, 8)}  # (mantissa, exponent), IEEE / Brain float
 
-# Symptoms, in the style of autograder.messages: what the result equals, and what to do instead.
+# Symptoms, in the style of autograder.labkit.messages: what the result equals, and what to do instead.
 ZEROS_AS_UNDERFLOW = N_("{what}{case}: it equals what counting the gradients that are exactly 0 in FP32 gives; "
                         "an exact zero is not underflow: count only the elements with g != 0 whose FP16 value is 0")
 ZEROS_AS_NONZERO = N_("{what}{case}: it equals the number of all gradient elements, the exact zeros included; "

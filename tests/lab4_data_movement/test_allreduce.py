@@ -15,9 +15,9 @@ also checked against torch.distributed (gloo) in the framework tests.
 import numpy as np
 import pytest
 
-from autograder import messages as M
-from autograder.i18n import N_, _
-from autograder.testing import assert_close, assert_equal, assert_scalar
+from autograder.labkit import messages as M
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_close, assert_equal, assert_scalar
 
 pytestmark = pytest.mark.question("ring_allreduce")
 

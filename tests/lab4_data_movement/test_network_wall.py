@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.i18n import _
-from autograder.testing import assert_fields, assert_scalar
+from autograder.core.i18n import _
+from autograder.labkit.assertions import assert_fields, assert_scalar
 
 pytestmark = pytest.mark.question("network_wall")
 

@@ -19,9 +19,9 @@ threshold or a CPU/wall ratio, so a busy machine cannot change a verdict:
 
 import pytest
 
-from autograder import messages as M
-from autograder.i18n import N_, _
-from autograder.testing import assert_equal, assert_keys
+from autograder.labkit import messages as M
+from autograder.core.i18n import N_, _
+from autograder.labkit.assertions import assert_equal, assert_keys
 
 pytestmark = pytest.mark.question("prefetch")
 

@@ -12,6 +12,6 @@ name = 'forward_flops'
 
 @test_case(name="public tests", points=1)
 def public_tests():
-    from autograder.notebook import check
+    from autograder.grading.notebook import check
 
     check('lab1_iron_law', 'forward_flops')

@@ -7,7 +7,7 @@ simulated devices.
 
 import pytest
 
-from autograder.i18n import _
+from autograder.core.i18n import _
 
 XL = dict(B=32, S=1024, d=1600, h=25)  # GPT-2 XL: d_model 1600, 25 heads; B=32 sequences of 1024 tokens
 GPT2_SMALL = dict(B=4, S=256, d=768, h=12)

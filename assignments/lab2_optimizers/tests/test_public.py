@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.i18n import _
+from autograder.core.i18n import _
 
 INPUTS = np.random.default_rng(2024)
 PARAMS0 = INPUTS.normal(size=(3, 2))

@@ -12,6 +12,6 @@ name = 'activation_hooks'
 
 @test_case(name="public tests", points=1)
 def public_tests():
-    from autograder.notebook import check
+    from autograder.grading.notebook import check
 
     check('lab3_memory', 'activation_hooks')

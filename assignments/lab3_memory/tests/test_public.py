@@ -6,7 +6,7 @@ More tests, on other models and inputs, run at grading.
 
 import pytest
 
-from autograder.i18n import _
+from autograder.core.i18n import _
 
 GPT = {"kind": "gpt"}  # the default tiny GPT of lab3_models (2 layers, d=32, tied head)
 

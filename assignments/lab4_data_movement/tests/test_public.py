@@ -10,8 +10,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from autograder import messages as M
-from autograder.i18n import N_, _
+from autograder.labkit import messages as M
+from autograder.core.i18n import N_, _
 
 # What the simulated network reports when a rank breaks the ring (lab4_sim.RingError.kind).
 RING_BROKEN = {

@@ -1,0 +1,87 @@
+"""The feedback a student reads: per question, what failed and where to look.
+
+Student text (an exception message, a traceback, a submission's file name)
+can hold Markdown and HTML of its own: a fence to close, a "✅ 5/5" heading,
+an ``<img>`` or a ``<script>``.  So every piece of it goes through
+:func:`inline` (on a line after our own prefix, HTML escaped, Markdown
+punctuation escaped) or :func:`fenced` (in a fence longer than any backtick
+run in it, HTML escaped): none can start a line of Markdown of its own.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from autograder.labkit import messages as M
+from autograder.core import results
+from autograder.core.i18n import _
+from autograder.core.manifest import Manifest
+
+_MARKDOWN_PUNCT = re.compile(r"([\\`*_\[\]~|])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def escape_html(text: str) -> str:
+    """``&``, ``<`` and ``>`` as entities (quotes need none outside attributes)."""
+    return html.escape(text, quote=False)
+
+
+def inline(text: str) -> str:
+    """One line of student text inside a line of ours: no line break, no HTML, no Markdown."""
+    one_line = " ".join(str(text).splitlines())
+    return escape_html(_MARKDOWN_PUNCT.sub(r"\\\1", one_line))
+
+
+def code(text: str) -> str:
+    """Inline code that the text cannot close (a backtick run longer than any in it)."""
+    text = escape_html(" ".join(str(text).splitlines()))
+    ticks = "`" * (1 + max((len(m) for m in _BACKTICKS.findall(text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fenced(lines: list[str], indent: str = "") -> list[str]:
+    """A fenced block of student text that no line of it can close."""
+    body = [escape_html(line) for line in lines]
+    longest = max((len(m) for line in body for m in _BACKTICKS.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [indent + fence, *[indent + line for line in body], indent + fence]
+
+
+def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bool = False) -> str:
+    """The student's feedback.  The hidden tests of a question whose ``details``
+    come after the due date show only their points, unless ``after_due``."""
+    lines = [f"# {_(manifest.title)}", "",
+             "**" + _("Score: {score:g} / {max_score:g}").format(score=res.score, max_score=manifest.max_score) + "**", ""]
+    for e in res.errors:
+        first = e.splitlines()[0] if e.strip() else e
+        lines.append("> " + _("Problem: {problem}").format(problem=inline(first)))
+    if res.errors:
+        lines.append("")
+    for q in res.questions(manifest):
+        mark = "✅" if q.full else "❌"
+        lines += [f"## {mark} {_(q.title)}: {q.points:g} / {q.max_points:g}", ""]
+        failed = [t for t in res.tests if t.question == q.id and t.status != results.PASSED
+                  and t.visibility != "hidden"]
+        withheld = False
+        for t in failed:
+            kind = _("public test") if t.public else _("hidden test")
+            if not after_due and results.details_withheld(t, manifest):
+                withheld = True
+                lines.append(f"- {code(t.name)} ({kind}): " + _("{points:g} / {max_points:g}").format(
+                    points=t.points, max_points=t.max_points))
+                continue
+            first, *rest = (t.feedback or _("failed")).splitlines() or [_("failed")]
+            lines.append(f"- {code(t.name)} ({kind}): {inline(first)}")
+            rest = [r for r in rest if r.strip()]
+            if rest:
+                lines += ["", *fenced(rest, indent="  ")]
+        if withheld:
+            lines += ["", _("The details of this question's hidden tests come after the due date.")]
+        if failed and q.section:
+            lines += ["", M.section_hint(q.section)]
+        if not q.total:
+            lines.append("- " + _("no test result (the grader could not run this question's tests)"))
+        lines.append("")
+    return "\n".join(lines)

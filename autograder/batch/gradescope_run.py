@@ -1,0 +1,126 @@
+"""Gradescope's side of ``autograder gradescope``: one submission -> results.json.
+
+Gradescope unpacks the autograder zip to ``/autograder/source`` (a project
+root holding exactly one lab), puts the student's upload in
+``/autograder/submission`` and reads ``/autograder/core/results/results.json``.
+``run_autograder`` calls ``python -m autograder.batch.gradescope_run``; $AUTOGRADER_ROOT
+moves ``/autograder`` so a test can lay the tree out in a temporary folder.
+
+Grading is the engine's, unchanged: files are staged by name like ``grade``
+does, graded sandboxed by ``runner.grade_staged`` and written by
+``results.gradescope_json``.  A valid results.json is written whatever
+happens: without one Gradescope shows the student a bare "autograder
+failed", with no score and no reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from autograder.batch import gradebook
+from autograder.core import i18n, labs, results
+from autograder.grading import runner, staging
+from autograder.core.i18n import _
+
+ROOT_ENV = "AUTOGRADER_ROOT"
+DEFAULT_ROOT = "/autograder"
+TIMEOUT_ENV = "IRONLAW_GRADESCOPE_TIMEOUT_S"
+# Below Gradescope's default 10-minute limit, so a runaway suite still ends in
+# a results.json that says so instead of a killed container with none.
+DEFAULT_TIMEOUT_S = 540.0
+SUBMISSION_ID = "submission"
+LANG_FILE = "feedback-language.txt"  # written by `autograder gradescope --lang`
+
+
+def the_lab(source: Path) -> labs.Lab:
+    found = labs.all_labs(source)
+    if len(found) != 1:
+        raise RuntimeError(f"the autograder must hold exactly one lab under {source / 'assignments'}, "
+                           f"found {len(found)}")
+    return found[0]
+
+
+def protect(*dirs: Path) -> None:
+    """Mode 700 as root.  Gradescope gives no CAP_SYS_ADMIN, so no mount
+    namespace hides anything: file modes are what keep the worker's dropped
+    uid out of the reference, the hidden tests and the results.  setup.sh does
+    this at build time; results/ may only appear at run time, hence again."""
+    if os.geteuid() != 0:
+        return
+    for d in dirs:
+        if d.is_dir():
+            d.chmod(0o700)
+
+
+def grade(root: Path, timeout_s: float) -> dict:
+    from autograder.sandbox.backend import shared_zygote  # imports nothing heavy until grading
+
+    lab = the_lab(root / "source")
+    m = lab.manifest
+    # hide=[root]: with namespaces (e.g. a local dry run) the worker sees none
+    # of /autograder; the lab root itself is always hidden by the sandbox.
+    with tempfile.TemporaryDirectory(prefix="ironlaw-gradescope-") as tmp, shared_zygote(hide=[root]):
+        code = Path(tmp) / "code"
+        try:  # stage() reports a bad upload as a problem; anything else still grades, as files missing
+            staged = staging.stage(root / "submission", m.student_files, code)
+        except Exception as exc:  # noqa: BLE001
+            code.mkdir(exist_ok=True)
+            staged = staging.Staged(code, problems=[_("could not read {name}: {error}").format(
+                name=SUBMISSION_ID, error=staging.describe(exc))])
+        res = runner.grade_staged(lab, staged.directory, SUBMISSION_ID, sandbox=True,
+                                  problems=staged.problems, sha256=staged.sha256, timeout_s=timeout_s)
+    return results.gradescope_json(res, m)
+
+
+def feedback_language(source: Path) -> str | None:
+    """The language the instructor chose when building the zip (None: the default order)."""
+    try:
+        return (source / LANG_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def crash_json(detail: str) -> dict:
+    """Gradescope's schema when the engine itself failed: no test ran, score 0."""
+    return {
+        "score": 0.0,
+        "output": "The autograder could not grade this submission (an error in the grader, not "
+                  "necessarily in your code). Your score is 0 for now: tell your instructor.",
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+        "extra_data": {"grader_error": detail[-4000:]},
+    }
+
+
+def run(root: Path) -> int:
+    """Grade ``root/submission`` into ``root/results/results.json``; 0 once it is written."""
+    results_dir = root / "results"
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        protect(root, root / "source", results_dir)
+        with i18n.language(feedback_language(root / "source")):
+            payload = grade(root, float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S))
+    except BaseException:  # even SystemExit from deep inside: the student still gets a result
+        payload = crash_json(traceback.format_exc())
+    try:
+        gradebook.atomic_write(results_dir / "results.json", json.dumps(payload, indent=1))
+    except OSError as exc:
+        print(f"autograder: could not write results.json: {exc}", file=sys.stderr)
+        return 1
+    print(payload["output"])  # instructors see stdout on Gradescope; students do not
+    return 0
+
+
+def main() -> int:
+    return run(Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

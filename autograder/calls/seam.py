@@ -1,0 +1,146 @@
+"""The one seam between a test and the code under test.
+
+Tests see ``student.fn(**kwargs)`` and nothing else.  Behind the proxy sits
+a backend: :class:`InProcess` (student debugging, the reference) or the
+sandboxed worker (``autograder.sandbox``).  Arguments and results always
+cross as plain data (``autograder.calls.wire``), in both modes, so a test cannot
+tell them apart and a student cannot mutate an object the grader inspects.
+A call that changes the copy it was given fails in both modes all the same
+(``loader.check_unmodified``): changing one's inputs is a bug in itself.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+import tracemalloc
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from autograder.calls import errors, loader, wire
+from autograder.core.i18n import _
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Measured around one call, from outside the code under test."""
+
+    wall_s: float
+    cpu_s: float  # all threads, plus the child processes the call waited for
+    # peak memory of the call: in-process, above what was traced when it began (tracemalloc);
+    # sandboxed, above the fresh worker's memory before it imported any student file (rss)
+    peak_bytes: int
+    method: str  # how peak_bytes was measured ("tracemalloc", "rss")
+
+
+class Backend(Protocol):
+    label: str
+
+    def call(self, name: str, args: tuple, kwargs: dict, measure: bool = False) -> tuple[object, Measurement | None]: ...
+
+    def close(self) -> None: ...
+
+
+def encode_call(name: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The grader's arguments as the student will see them (a fresh copy)."""
+    try:
+        return wire.roundtrip((tuple(args), dict(kwargs)), _("arguments of {name}()").format(name=name))
+    except wire.WireError as exc:  # a test bug, not the student's
+        raise errors.StudentCodeError(errors.ARGUMENT, str(exc)) from None
+
+
+def decode_result(name: str, value):
+    try:
+        return wire.roundtrip(value, _("return value of {name}()").format(name=name))
+    except wire.WireError as exc:
+        raise errors.StudentCodeError(errors.UNSUPPORTED, _("unsupported return type: {error}").format(error=exc)) from None
+
+
+def _cpu_time() -> float:
+    """CPU seconds of this process and of the children it has waited for."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+class InProcess:
+    """Loads the modules into this process; fast and debuggable, not isolated."""
+
+    def __init__(self, code_dir: Path, files: tuple[str, ...], support_dir: Path | None = None,
+                 support_files: tuple[str, ...] = (), label: str = "in-process"):
+        self.code_dir = Path(code_dir)
+        self.files, self.support_dir, self.support_files = files, support_dir, support_files
+        self.label = label
+        self._modules = None
+        self._load_error: errors.StudentCodeError | None = None
+
+    def _functions(self):
+        if self._load_error:
+            raise self._load_error
+        if self._modules is None:
+            try:
+                self._modules = loader.load_modules(self.code_dir, self.files, self.support_dir, self.support_files)
+            except errors.StudentCodeError as exc:
+                self._load_error = exc
+                raise
+        return self._modules
+
+    def call(self, name, args, kwargs, measure=False):
+        fn = loader.find_function(self._functions(), name)
+        args, kwargs = encode_call(name, args, kwargs)
+        before = loader.fingerprint_arguments(args, kwargs)  # outside the measured window
+        if not measure:
+            value = loader.call(fn, args, kwargs, [self.code_dir])
+            loader.check_unmodified(name, fn, args, kwargs, before)
+            return decode_result(name, value), None
+        tracing = tracemalloc.is_tracing()
+        if not tracing:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        base, _current = tracemalloc.get_traced_memory()
+        w0, c0 = time.perf_counter(), _cpu_time()
+        try:
+            value = loader.call(fn, args, kwargs, [self.code_dir])
+        finally:
+            w1, c1 = time.perf_counter(), _cpu_time()
+            _current, peak = tracemalloc.get_traced_memory()
+            if not tracing:
+                tracemalloc.stop()
+        loader.check_unmodified(name, fn, args, kwargs, before)
+        return decode_result(name, value), Measurement(w1 - w0, c1 - c0, max(0, peak - base), "tracemalloc")
+
+    def close(self):
+        self._modules = None
+
+
+class _Function:
+    def __init__(self, backend: Backend, name: str):
+        self._backend, self._name = backend, name
+
+    def __call__(self, *args, **kwargs):
+        return self._backend.call(self._name, args, kwargs)[0]
+
+    def measured(self, *args, **kwargs) -> tuple[object, Measurement]:
+        """Call and measure wall time, CPU time and peak memory from outside."""
+        return self._backend.call(self._name, args, kwargs, measure=True)
+
+    def __repr__(self):
+        return f"<{self._name} via {self._backend.label}>"
+
+
+class CodeProxy:
+    """``student`` / ``reference`` in tests: attribute access gives callables."""
+
+    def __init__(self, backend: Backend):
+        object.__setattr__(self, "_backend", backend)
+
+    def __getattr__(self, name: str) -> _Function:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Function(self._backend, name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("the code under test is read-only from a test")
+
+    def __repr__(self):
+        return f"<code via {self._backend.label}>"

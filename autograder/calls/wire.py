@@ -1,0 +1,190 @@
+"""Plain data across the process boundary: JSON plus ``.npy`` blobs.
+
+Everything a student function takes or returns travels in this format, in
+both grading modes, so a test behaves the same in-process and sandboxed.
+
+* JSON scalars, lists, tuples and dicts (any JSON-able keys) travel as JSON.
+* numpy arrays and numpy scalars, torch tensors travel as ``.npy`` bytes and
+  are read back with ``np.load(allow_pickle=False)``, which refuses object
+  arrays.  Nothing is ever unpickled.
+* Anything else raises :class:`WireError` naming the offending path, e.g.
+  ``unsupported type 'function' at result['fn']``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import struct
+
+import numpy as np
+
+from autograder.core.i18n import _
+
+MAX_BYTES = 256 * 2**20  # a result larger than this is refused, not read
+MAX_DEPTH = 64
+# Decoding is bounded too, so a reader's memory stays within a small multiple
+# of what it was sent: the JSON part (arrays travel as .npy blobs) is capped,
+# and so is its number of containers and items, before json.loads runs.
+MAX_HEAD_BYTES = 16 * 2**20
+MAX_ITEMS = 1_000_000
+MAX_BLOBS = 10_000
+
+_LEN = struct.Struct("!Q")
+
+
+class WireError(TypeError):
+    """A value that cannot cross the boundary as plain data."""
+
+
+def _torch():
+    import torch  # imported lazily: the wire is used before torch is needed
+
+    return torch
+
+
+def _is_tensor(x) -> bool:
+    mod = type(x).__module__
+    return mod.startswith("torch") and type(x).__name__ in ("Tensor", "Parameter")
+
+
+def _npy(arr: np.ndarray) -> bytes:
+    if arr.dtype.hasobject:
+        raise WireError(_("object arrays are not plain data"))
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _encode(x, blobs: list[bytes], path: str, depth: int):
+    if depth > MAX_DEPTH:
+        raise WireError(_("value nested deeper than {depth} levels at {path}").format(depth=MAX_DEPTH, path=path))
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, (int, float)) and type(x) in (int, float):
+        if isinstance(x, float) and not math.isfinite(x):
+            return {"__float__": repr(x)}  # JSON has no nan/inf
+        return x
+    if isinstance(x, np.generic):
+        if x.dtype.hasobject:
+            raise WireError(_("unsupported type {type} at {path}").format(type="'numpy object'", path=path))
+        return _encode(x.item(), blobs, path, depth + 1)
+    if isinstance(x, np.ndarray):
+        blobs.append(_npy(x))
+        return {"__ndarray__": len(blobs) - 1}
+    if _is_tensor(x):
+        t = x.detach().cpu()
+        dtype = str(t.dtype).removeprefix("torch.")
+        if dtype == "bfloat16":  # numpy has no bfloat16: ship the bits
+            t = t.view(_torch().int16)
+        blobs.append(_npy(t.contiguous().numpy()))
+        return {"__tensor__": len(blobs) - 1, "dtype": dtype}
+    if isinstance(x, (list, tuple)):
+        items = [_encode(v, blobs, f"{path}[{i}]", depth + 1) for i, v in enumerate(x)]
+        return items if type(x) is list else {"__tuple__": items}
+    if isinstance(x, dict):
+        if all(type(k) is str for k in x):
+            return {"__dict__": {k: _encode(v, blobs, f"{path}[{k!r}]", depth + 1) for k, v in x.items()}}
+        return {
+            "__pairs__": [
+                [_encode(k, blobs, f"{path} key", depth + 1), _encode(v, blobs, f"{path}[{k!r}]", depth + 1)]
+                for k, v in x.items()
+            ]
+        }
+    raise WireError(_("unsupported type {type} at {path}").format(type=repr(type(x).__name__), path=path))
+
+
+def _decode(x, blobs: list[bytes], depth: int = 0):
+    if depth > MAX_DEPTH + 2:  # containers of plain values count one level each, tuples and dicts two
+        raise WireError(f"malformed message: nested deeper than {MAX_DEPTH} levels")
+    d = depth + 1
+    if isinstance(x, list):
+        return [_decode(v, blobs, d) for v in x]
+    if not isinstance(x, dict):
+        return x
+    if "__dict__" in x:
+        return {k: _decode(v, blobs, d) for k, v in x["__dict__"].items()}
+    if "__tuple__" in x:
+        return tuple(_decode(v, blobs, d) for v in x["__tuple__"])
+    if "__pairs__" in x:
+        return {_hashable(_decode(k, blobs, d)): _decode(v, blobs, d) for k, v in x["__pairs__"]}
+    if "__float__" in x:
+        return float(x["__float__"])
+    if "__ndarray__" in x:
+        return _load_npy(blobs[x["__ndarray__"]])
+    if "__tensor__" in x:
+        torch = _torch()
+        arr = _load_npy(blobs[x["__tensor__"]])
+        t = torch.from_numpy(arr.copy())
+        if x["dtype"] == "bfloat16":
+            t = t.view(torch.bfloat16)
+        return t
+    raise WireError(f"malformed message: unknown object {sorted(x)[:3]}")
+
+
+def _hashable(k):
+    if isinstance(k, list):
+        return tuple(_hashable(v) for v in k)
+    return k
+
+
+def _load_npy(blob: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(blob), allow_pickle=False)
+
+
+def dumps(obj, what: str = "value") -> bytes:
+    """Serialize plain data; raise WireError naming what is not plain."""
+    blobs: list[bytes] = []
+    head = json.dumps(_encode(obj, blobs, what, 0), allow_nan=False).encode()
+    parts = [_LEN.pack(len(head)), head, _LEN.pack(len(blobs))]
+    for b in blobs:
+        parts += [_LEN.pack(len(b)), b]
+    data = b"".join(parts)
+    if len(data) > MAX_BYTES:
+        raise WireError(_("{what} is {size:.0f} MiB, over the {limit} MiB limit").format(
+            what=what, size=len(data) / 2**20, limit=MAX_BYTES // 2**20))
+    return data
+
+
+def loads(data: bytes):
+    """Inverse of :func:`dumps`; never unpickles."""
+    if len(data) > MAX_BYTES:
+        raise WireError(f"message of {len(data)} bytes is over the limit")
+    view = memoryview(data)
+    pos = 0
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        if pos + n > len(view):
+            raise WireError("truncated message")
+        out = view[pos : pos + n].tobytes()
+        pos += n
+        return out
+
+    (hlen,) = _LEN.unpack(take(_LEN.size))
+    if hlen > MAX_HEAD_BYTES:
+        raise WireError(f"malformed message: a JSON part of {hlen} bytes (at most {MAX_HEAD_BYTES})")
+    raw = take(hlen)
+    if sum(raw.count(c) for c in b"[{,:") > MAX_ITEMS:  # each item or container costs at least one of these
+        raise WireError(f"malformed message: more than {MAX_ITEMS} items")
+    try:
+        head = json.loads(raw)
+    except RecursionError:
+        raise WireError("malformed message: nested too deeply") from None
+    (nblobs,) = _LEN.unpack(take(_LEN.size))
+    if nblobs > MAX_BLOBS:
+        raise WireError(f"malformed message: {nblobs} arrays (at most {MAX_BLOBS})")
+    blobs = []
+    for _blob in range(nblobs):
+        (blen,) = _LEN.unpack(take(_LEN.size))
+        blobs.append(take(blen))
+    try:
+        return _decode(head, blobs)
+    except RecursionError:
+        raise WireError("malformed message: nested too deeply") from None
+
+
+def roundtrip(obj, what: str = "value"):
+    """What the other side of the boundary would see."""
+    return loads(dumps(obj, what))

@@ -1,0 +1,1 @@
+"""Code that runs in both modes: labs, manifests, results, languages, files."""

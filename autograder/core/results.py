@@ -1,0 +1,141 @@
+"""The results model: small dataclasses, ``to_dict``/``from_dict``, no pickle.
+
+A test is all-or-nothing; a question's score is the sum of its tests; a
+submission's score is the sum of its questions.  ``gradescope_json`` is the
+one pure function that speaks Gradescope's results schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from autograder.core.i18n import _
+
+PASSED, FAILED = "passed", "failed"
+AFTER_DUE_DATE = "after_due_date"  # a question's ``details`` in lab.toml, and Gradescope's visibility
+
+
+@dataclass
+class TestResult:
+    nodeid: str
+    name: str
+    question: str
+    max_points: float
+    points: float
+    status: str  # PASSED or FAILED (an error or a skip counts as failed)
+    visibility: str
+    feedback: str = ""
+    kind: str = ""  # StudentCodeError kind when the student's code failed
+    duration_s: float = 0.0
+    public: bool = False
+    # For instructors only (raw/<id>.json): what a hidden test's feedback leaves out, such as what
+    # the student's code printed.  Never in results.json nor in the feedback a student reads.
+    instructor_note: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TestResult":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+@dataclass
+class QuestionScore:
+    id: str
+    title: str
+    points: float
+    max_points: float
+    passed: int
+    total: int
+    section: str = ""
+
+    @property
+    def full(self) -> bool:
+        return self.points >= self.max_points - 1e-9
+
+
+@dataclass
+class SubmissionResult:
+    submission: str
+    lab: str
+    tests: list[TestResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # problems outside any test
+    isolation: dict = field(default_factory=dict)  # which sandbox layers were active
+    duration_s: float = 0.0
+    sha256: str = ""
+    lang: str = "en"  # the language of its messages (autograder.core.i18n)
+
+    @property
+    def score(self) -> float:
+        return round(sum(t.points for t in self.tests), 6)
+
+    def questions(self, manifest) -> list[QuestionScore]:
+        out = []
+        for q in manifest.questions:
+            ts = [t for t in self.tests if t.question == q.id]
+            out.append(QuestionScore(
+                id=q.id, title=q.title, section=q.section,
+                points=round(sum(t.points for t in ts), 6), max_points=q.points,
+                passed=sum(t.status == PASSED for t in ts), total=len(ts),
+            ))
+        return out
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["score"] = self.score
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SubmissionResult":
+        return cls(
+            submission=d["submission"], lab=d["lab"],
+            tests=[TestResult.from_dict(t) for t in d.get("tests", [])],
+            errors=list(d.get("errors", [])), isolation=dict(d.get("isolation", {})),
+            duration_s=float(d.get("duration_s", 0.0)), sha256=d.get("sha256", ""),
+            lang=d.get("lang", "en"),
+        )
+
+
+def details_withheld(t: TestResult, manifest) -> bool:
+    """A hidden test of a question whose details come after the due date (lab.toml ``details``)."""
+    return not t.public and manifest.question(t.question).details == AFTER_DUE_DATE
+
+
+def gradescope_visibility(t: TestResult, manifest) -> str:
+    """The test's visibility; ``after_due_date`` where its question's details wait for the due date
+    (a stricter one, ``hidden`` or ``after_published``, is kept)."""
+    return AFTER_DUE_DATE if details_withheld(t, manifest) and t.visibility == "visible" else t.visibility
+
+
+def gradescope_json(result: SubmissionResult, manifest) -> dict:
+    """Gradescope's results.json for one submission (one entry per test).
+
+    Only what a student may read goes in: never ``instructor_note``."""
+    tests = []
+    for i, t in enumerate(sorted(result.tests, key=lambda t: (t.question, t.nodeid)), 1):
+        q = manifest.question(t.question)
+        tests.append({
+            "score": t.points,
+            "max_score": t.max_points,
+            "status": t.status,
+            "name": f"{_(q.title)}: {t.name}",
+            "number": f"{[x.id for x in manifest.questions].index(t.question) + 1}.{i}",
+            "output": t.feedback,
+            "output_format": "text",
+            "visibility": gradescope_visibility(t, manifest),
+            "tags": [t.question],
+        })
+    lines = [f"{_(manifest.title)}: {result.score:g} / {manifest.max_score:g}"]
+    lines += [_("Problem: {problem}").format(problem=e) for e in result.errors]
+    return {
+        "score": result.score,
+        "execution_time": round(result.duration_s, 3),
+        "output": "\n".join(lines),
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {"lab": result.lab, "isolation": result.isolation, "sha256": result.sha256,
+                       "lang": result.lang},
+    }

@@ -1,0 +1,93 @@
+"""Warm grader processes for a batch: pytest, torch and the tests stay loaded.
+
+A fresh grader process spends seconds importing pytest, torch and the
+tests before grading anything; a batch reuses a few warm ones instead.
+Only in sandbox mode: there the grader never runs student code, so nothing
+a submission does can linger into the next one's grading.  A grader is
+still replaced after ``MAX_TASKS`` submissions, and if one dies the pool is
+rebuilt and that submission graded again in a fresh process.  A grader
+that outlives its submission's deadline is killed with its pool, which is
+rebuilt; the submissions it held are graded again in fresh processes.
+Every grader runs under an address-space cap (``memory_limit``), so no
+reply a worker sends can take the machine's memory.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+import signal
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+MAX_TASKS = 40
+MEMORY_ENV = "IRONLAW_GRADER_MEMORY_MB"
+
+
+def memory_limit(mb: str | int | None = None) -> None:
+    """Cap this grader's address space at ``mb`` MiB, by default $IRONLAW_GRADER_MEMORY_MB
+    (set by runner.grader_env from the lab's ``grader_memory_mb``)."""
+    mb = mb or os.environ.get(MEMORY_ENV)
+    if mb:
+        limit = int(mb) * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _init(root: str, env: dict[str, str]) -> None:
+    os.chdir(root)
+    os.environ.update(env)
+    memory_limit()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # pytest's own report would garble the batch's progress bar
+    os.dup2(devnull, 2)
+    import pytest  # noqa: F401  (warm: the point of the pool)
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _pytest_main(args: list[str]) -> int:
+    from autograder.grading import pytest_here  # forgets each run's test modules: the next may be another lab's
+
+    return pytest_here.run_pytest(args, Path.cwd())
+
+
+class GraderPool:
+    def __init__(self, root: str, jobs: int, env: dict[str, str]):
+        self.root, self.jobs, self.env = root, jobs, env
+        self._lock = threading.Lock()
+        self._pool = self._new()
+
+    def _new(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                   max_tasks_per_child=MAX_TASKS, initializer=_init,
+                                   initargs=(self.root, self.env))
+
+    def run(self, args: list[str], timeout_s: float | None = None) -> int | None:
+        """pytest's exit code, or None when the grader process died or overran ``timeout_s``."""
+        pool = self._pool
+        try:
+            return pool.submit(_pytest_main, args).result(timeout=timeout_s)
+        except FutureTimeout:
+            for proc in list(getattr(pool, "_processes", {}).values()):  # recycle: no other way to stop one
+                try:
+                    os.kill(proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            self._rebuild(pool)
+            return None
+        except BrokenProcessPool:
+            self._rebuild(pool)
+            return None
+
+    def _rebuild(self, pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is pool:  # the first thread to notice rebuilds it
+                self._pool = self._new()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

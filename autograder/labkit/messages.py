@@ -1,0 +1,159 @@
+"""Every message a student reads from a test, as a template.
+
+Tests import these so the wording is tested too.  Each is marked for the
+catalog (``N_``) and translated where it is used: :func:`say`.  Templates
+never take an expected value: only shapes, directions, errors and ratios at
+two significant figures (:func:`sig2`), and cases named by label and size.
+Text that a student's code controls goes through :func:`student_text`
+before it reaches a hidden test's feedback (``docs/feedback.md``).
+"""
+
+import math
+import numbers
+import re
+
+from autograder.core.i18n import N_, _
+
+WRONG_TYPE = N_("{what}{case}: expected {expected_type}, got {got_type}")
+WRONG_SHAPE = N_("{what}{case}: shape {got}, expected shape {expected}")
+NOT_FINITE = N_("{what}{case}: contains {count} NaN or inf value(s), first at index {index}")
+# which way and roughly how far (``direction``): never the size of the error, which with the
+# student's own value would give the expected value away
+NOT_CLOSE = N_("{what}{case}: {direction} at index {index} (rtol={rtol:g}, atol={atol:g})")
+LARGER_BY = N_("too large, about {ratio}× the expected value")
+SMALLER_BY = N_("too small, about {ratio}× the expected value")
+LARGER = N_("too large")
+SMALLER = N_("too small")
+WRONG_SIGN = N_("wrong sign")
+# exact integers: the size of the error would give the expected value away, the direction does not
+NOT_CLOSE_TOO_LARGE = N_("{what}{case}: too large at index {index}")
+NOT_CLOSE_TOO_SMALL = N_("{what}{case}: too small at index {index}")
+SCALAR_OFF = N_("{what}{case}: off by a factor of {ratio} (rtol={rtol:g})")
+SCALAR_NEAR = N_("{what}{case}: {direction} (rtol={rtol:g})")
+SLIGHTLY_LARGE = N_("slightly too large (within 5%)")
+SLIGHTLY_SMALL = N_("slightly too small (within 5%)")
+SCALAR_SIGN = N_("{what}{case}: wrong sign or zero where a nonzero value is expected")
+RATIO_SYMPTOM = N_("{what}{case}: it is {ratio}× {reference_name}")
+MISSING_KEYS = N_("{what}{case}: missing keys {keys}")
+EXTRA_KEYS = N_("{what}{case}: unexpected keys {keys}")
+NOT_EQUAL = N_("{what}{case}: wrong value")
+TOO_LARGE = N_("{what}{case}: too large")
+TOO_SMALL = N_("{what}{case}: too small")
+CASE = N_(" (case: {case})")
+SEE_SECTION = N_("See chapter section {section} ({title}).")
+BARE_ASSERT = N_("a check in {test} failed")
+SNAPSHOT_MISSING = N_("snapshot {name} is missing; an instructor must run `autograder snapshots {lab}`")
+NUMBERS_OR_ARRAY = N_("numbers or an array")
+SINGLE_NUMBER = N_("() (a single number)")
+
+NEAR = 0.05  # a ratio within 5% of 1 is said in words
+TEXT_LIMIT = 300  # characters of student text in one message
+
+# Chapter sections (LABS.md): hints point students to the one that explains.
+SECTIONS = {
+    "1": N_("Purpose"),
+    "2": N_("Training systems fundamentals and the iron law"),
+    "3": N_("Mathematical foundations"),
+    "4": N_("Training pipeline architecture"),
+    "5": N_("Identifying bottlenecks"),
+    "6": N_("Optimizing the training pipeline"),
+    "7": N_("Scaling training systems"),
+    "8": N_("Fallacies and pitfalls"),
+    "9": N_("Summary"),
+}
+
+
+def sig2(x) -> str:
+    """``x`` at two significant figures: 4.0, 0.50, 12, 1200, 1.2e+04, 3.1e-02.
+
+    Never more than two decimals: below 0.1 and from 10,000 on, in exponent form."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        return "0"
+    r = float(f"{x:.1e}")  # rounds 9.96 to 10, not 9.9
+    e = math.floor(math.log10(abs(r)))
+    if -1 <= e < 4:
+        return f"{r:.{max(0, 1 - e)}f}"
+    return f"{r:.1e}"
+
+
+class _Sig2(float):
+    """A float that prints at two significant figures unless a format spec says otherwise."""
+
+    def __format__(self, spec: str) -> str:
+        return sig2(self) if not spec else float(self).__format__(spec)
+
+    __str__ = __repr__ = lambda self: sig2(self)
+
+
+def _fields(fields: dict) -> dict:
+    # a float given to a plain ``{placeholder}`` prints at 2 significant figures, never in full
+    return {k: _Sig2(v) if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral) else v
+            for k, v in fields.items()}
+
+
+def say(template: str, **fields) -> str:
+    """``template`` in the student's language, filled in."""
+    return _(template).format(**_fields(fields))
+
+
+def near_words(larger: bool) -> str:
+    return _(SLIGHTLY_LARGE if larger else SLIGHTLY_SMALL)
+
+
+def direction(actual: float, expected: float) -> str:
+    """Which way ``actual`` is off and roughly how far, in words: "too large, about
+    2.0× the expected value", "slightly too small (within 5%)", "wrong sign"."""
+    if expected == 0 or actual == 0:
+        return _(LARGER if actual > expected else SMALLER)
+    if (actual > 0) != (expected > 0):
+        return _(WRONG_SIGN)
+    r = actual / expected
+    larger = abs(actual) > abs(expected)
+    if abs(r - 1) <= NEAR:
+        return near_words(larger)
+    return say(LARGER_BY if larger else SMALLER_BY, ratio=r)
+
+
+def case_suffix(case: str) -> str:
+    return say(CASE, case=case) if case else ""
+
+
+def section_hint(section: str) -> str:
+    return say(SEE_SECTION, section=section, title=_(SECTIONS[section]) if section in SECTIONS else "")
+
+
+# -- student text ---------------------------------------------------------------
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?<!\d)\.\d+(?:[eE][-+]?\d+)?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _round_token(tok: str) -> str:
+    try:
+        value = float(tok)
+    except ValueError:
+        return tok
+    if tok.isdigit():  # an integer keeps integer form: 347 -> 350, 12345 -> 12000
+        n = int(tok)
+        if n < 100:
+            return tok
+        r = int(float(f"{n:.1e}"))
+        return str(r) if r < 10**6 else f"{float(r):.1e}"
+    return sig2(value)
+
+
+def student_text(text, limit: int = TEXT_LIMIT, keep=()) -> str:
+    """Text a student's code controls, made safe for a hidden test's feedback.
+
+    At most ``limit`` characters (a longer text ends in "…"), control
+    characters removed, and every number rounded to two significant
+    figures, so neither an argument nor an expected value can be read back
+    at full precision.  Numbers in ``keep`` (the lab's own limits, e.g.
+    ``"3072"``) stay as they are.
+    """
+    s = _CONTROL.sub("", str(text)[: 8 * limit + 64])
+    kept = set(keep)
+    s = _NUMBER.sub(lambda m: m.group() if m.group() in kept else _round_token(m.group()), s)
+    return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -1,0 +1,386 @@
+"""The grader's side: a seam backend whose calls run in sandboxed workers.
+
+A worker lives for one submission's tests and is replaced after a crash or
+a time-out; the test that caused it fails with a message that says which.
+Wall time, CPU time and peak memory are read from /proc, outside the worker.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograder.calls import errors, seam, wire
+from autograder.core import i18n
+from autograder.core.i18n import N_, _
+from autograder.core.labs import find_root
+from autograder.core.manifest import Manifest
+from autograder.sandbox import cgroups, channel
+
+ZYGOTE_ENV = "IRONLAW_ZYGOTE"  # a shared zygote's socket, set by `grade` for its graders
+HIDE_ENV = "IRONLAW_HIDE"  # extra folders to hide, os.pathsep-separated
+SPAWN_TIMEOUT_S = 60.0
+HIDE_ALWAYS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/srv", "/opt", "/mnt", "/media")
+SIGNAL_CAUSES = {
+    signal.SIGKILL: N_("killed (SIGKILL): over the memory or process limit?"),
+    signal.SIGXCPU: N_("killed: CPU time limit of {cpu_s} s"),
+    signal.SIGXFSZ: N_("killed: file size limit (too much output?)"),
+    signal.SIGSEGV: N_("crashed: segmentation fault"),
+    signal.SIGABRT: N_("crashed: aborted"),
+}
+
+
+class Zygote:
+    """A zygote process this grader started, or one shared through $IRONLAW_ZYGOTE."""
+
+    def __init__(self, path: str, proc: subprocess.Popen | None = None, tmpdir: str | None = None):
+        self.path, self.proc, self.tmpdir = path, proc, tmpdir
+
+    @classmethod
+    def start(cls, hide: list[str]) -> "Zygote":
+        """Start one; it builds its workers' root once, in a mount namespace they inherit."""
+        tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-")
+        os.chmod(tmpdir, 0o700)
+        path = os.path.join(tmpdir, "zygote.sock")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("IRONLAW_SUBMISSION")}
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide),
+             "--secrets", json.dumps(secret_list())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, close_fds=True,
+            cwd="/", preexec_fn=_die_with_parent,
+        )
+        line = proc.stdout.readline()
+        if line.strip() != b"ready":
+            proc.kill()
+            raise RuntimeError(f"the sandbox zygote did not start: {line!r}")
+        return cls(path, proc, tmpdir)
+
+    def request(self, req: dict, timeout: float = 10.0) -> tuple[socket.socket, dict]:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(self.path)
+        channel.send_json(s, req)
+        return s, channel.recv_json(s)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        if self.tmpdir:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+_shared: dict[str, Zygote] = {}
+
+
+def hide_list(extra: list[str] = ()) -> list[str]:
+    """What workers must not see: the project, everyone's temporary and home
+    folders, and what the batch adds (its output and submissions folders)."""
+    from_env = [p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p]
+    import autograder
+
+    roots = {find_root(), Path(autograder.__file__).resolve().parents[1]}  # the engine's checkout too
+    beside = [str(r.parent) for r in roots if r.parent != Path("/")]  # other checkouts, shared folders
+    return [*map(str, sorted(roots)), *beside, *HIDE_ALWAYS, *from_env, *extra]
+
+
+def secret_list() -> list[str]:
+    """The reference and the hidden tests, of the graded project and of the
+    engine's own checkout (an editable install may grade another project)."""
+    import autograder
+
+    roots = {find_root(), Path(autograder.__file__).resolve().parents[1]}
+    return sorted(str(r / d) for r in roots for d in ("solutions", "tests") if (r / d).is_dir())
+
+
+def zygote() -> Zygote:
+    """One zygote per grader process (or the batch's shared one)."""
+    if "z" not in _shared:
+        path = os.environ.get(ZYGOTE_ENV)
+        _shared["z"] = Zygote(path) if path else Zygote.start(hide_list())
+    return _shared["z"]
+
+
+@contextlib.contextmanager
+def shared_zygote(hide: list[Path] = ()):
+    """One warm zygote for a whole batch; grader processes find it via the env."""
+    z = Zygote.start(hide_list([str(Path(p).resolve()) for p in hide]))
+    saved = {k: os.environ.get(k) for k in (ZYGOTE_ENV, HIDE_ENV)}
+    os.environ[ZYGOTE_ENV] = z.path
+    os.environ[HIDE_ENV] = os.pathsep.join(str(Path(p).resolve()) for p in hide)
+    try:
+        yield z
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        z.stop()
+
+
+def stop_zygote() -> None:
+    """Stop the zygote this process started (a shared one belongs to `grade`)."""
+    z = _shared.pop("z", None)
+    if z is not None:
+        z.stop()
+
+
+def _proc_fields(pid: int) -> dict[str, int]:
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmHWM", "VmRSS")):
+                key, val = line.split(":")
+                out[key] = int(val.split()[0]) * 1024
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # utime + stime of all threads, plus cutime + cstime of the children it waited for:
+    # work handed to a joined process still counts as CPU time of the call
+    out["cpu_ticks"] = sum(int(fields[i]) for i in (11, 12, 13, 14))
+    return out
+
+
+class SandboxBackend:
+    """Calls the submission's functions in a sandboxed worker.
+
+    Deadlines: each call's reply must arrive, whole, within ``timeout_s``;
+    all of a submission's spawns and calls share ``submission_timeout_s``,
+    after which every further call fails at once.  A measured call runs in a
+    fresh worker that may start no thread or process (its pids cgroup is
+    frozen from outside, where one can be made: ``cgroups``), and its peak
+    memory is counted from the worker's resident memory before it imported
+    any student file: nothing kept from an earlier call or from import time
+    can hide an allocation.
+    """
+
+    label = "sandbox"
+
+    def __init__(self, code_dir: Path, manifest: Manifest, assignment_dir: Path):
+        self.manifest = manifest
+        # contents, not paths: the zygote's workers no longer see the grader's folders
+        paths = {f: Path(code_dir) / f for f in manifest.student_files if (Path(code_dir) / f).is_file()}
+        paths.update({f: Path(assignment_dir) / f for f in manifest.support_files})
+        files = {f: base64.b64encode(p.read_bytes()).decode() for f, p in paths.items()}
+        lim = manifest.limits
+        self.req = {
+            "op": "spawn", "files": files, "student_files": list(manifest.student_files),
+            "support_files": list(manifest.support_files), "lang": i18n.current(),
+            "limits": {"memory_mb": lim.memory_mb, "cpu_s": lim.cpu_s, "fsize_mb": 64, "work_mb": 256,
+                       "nproc": NPROC},
+        }
+        self.conn: socket.socket | None = None
+        self.pid = self.worker_pid = None
+        self.work: str | None = None
+        self.isolation: dict = {}
+        self.spawn_s: list[float] = []
+        self.calls = 0  # calls the current worker has served
+        self.baseline_rss = 0  # the current worker's resident memory before student code loaded
+        self.budget_end: float | None = None  # time.monotonic() when the submission's budget runs out
+        self.broken: errors.StudentCodeError | None = None  # the submission cannot even load
+        self.timed_out: set[str] = set()  # functions that hit the time limit once already
+        self.group: cgroups.WorkerGroup | None = None
+
+    # -- deadlines ----------------------------------------------------------
+    def _deadline(self, seconds: float) -> tuple[float, bool]:
+        """(deadline, whether it is the submission's budget rather than ``seconds``)."""
+        now = time.monotonic()
+        if self.budget_end is None:
+            self.budget_end = now + self.manifest.limits.submission_timeout_s
+        own = now + seconds
+        return (own, False) if own <= self.budget_end else (self.budget_end, True)
+
+    def _budget_error(self) -> errors.StudentCodeError:
+        return errors.StudentCodeError(errors.TIMEOUT, _(
+            "the submission's total time limit of {seconds:g} s is used up: this and the remaining "
+            "tests were not run").format(seconds=self.manifest.limits.submission_timeout_s))
+
+    # -- worker lifecycle ---------------------------------------------------
+    def _spawn(self) -> None:
+        t0 = time.perf_counter()
+        timeout = self.manifest.limits.timeout_s
+        deadline, is_budget = self._deadline(timeout + 5)  # hello comes after importing the files
+        if deadline <= time.monotonic():
+            raise self._budget_error()
+        self.work = tempfile.mkdtemp(prefix="ironlaw-work-")  # used only where there are no namespaces
+        conn, first = zygote().request({**self.req, "work": self.work}, timeout=SPAWN_TIMEOUT_S)
+        self.conn, self.pid = conn, first["pid"]
+        try:
+            self.worker_pid = channel.recv_json(conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)["worker_pid"]
+            report = channel.recv_json(conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)
+        except (socket.timeout, channel.ChannelClosed, OSError, ValueError, KeyError, TypeError) as exc:
+            self._kill()
+            raise RuntimeError(f"sandbox setup failed: no report from the worker ({type(exc).__name__})") from None
+        if "fatal" in report:
+            self._kill()
+            raise RuntimeError(report["fatal"])
+        self.baseline_rss = _reset_peak(self.worker_pid)  # before any student code: trusted
+        self.group = cgroups.for_worker(self.worker_pid, NPROC)
+        report = {**report, "report": {**report["report"], "process_group": self.group is not None}}
+        self.calls = 0
+        try:
+            channel.send_json(conn, {"go": True})
+            hello = channel.recv_json(conn, deadline=deadline)
+            if not isinstance(hello, dict) or "hello" not in hello:
+                raise ValueError("no hello")
+        except socket.timeout:
+            self._kill()
+            if is_budget:
+                raise self._budget_error() from None
+            self.broken = errors.StudentCodeError(
+                errors.TIMEOUT, _("importing your files timed out after {seconds:g} s").format(seconds=timeout))
+            raise self.broken from None
+        except (channel.ChannelClosed, OSError, ValueError):
+            cause = self._death_cause()
+            self._kill()
+            self.broken = errors.StudentCodeError(errors.CRASH, _("importing your files stopped the worker: {cause}").format(cause=cause))
+            raise self.broken from None
+        # Only what the engine reported before student code ran; never a path of the grader's.
+        self.spawn_s.append(time.perf_counter() - t0)
+        self.isolation = {**report["report"], "timeout_s": timeout, "sandbox": True,
+                          "ready_ms": round(self.spawn_s[-1] * 1e3, 1)}  # on the grader's clock
+
+    def _kill(self) -> None:
+        for target, kill in ((self.pid, os.killpg), (self.worker_pid, os.kill)):
+            if target:
+                try:
+                    kill(target, signal.SIGKILL)
+                except OSError:
+                    pass
+        if self.conn:
+            self.conn.close()
+        if self.work:
+            shutil.rmtree(self.work, ignore_errors=True)
+        if self.group:
+            self.group.remove()
+        self.conn = self.pid = self.worker_pid = self.work = self.group = None
+
+    def _death_cause(self) -> str:
+        for _attempt in range(50):  # the zygote reaps within ~0.2 s
+            s, reply = zygote().request({"op": "status", "pid": self.pid})
+            s.close()
+            code = reply["status"]
+            if code is not None:
+                break
+            time.sleep(0.05)
+        else:
+            return _("the worker stopped answering")
+        if code > 128 and code - 128 in SIGNAL_CAUSES:
+            return _(SIGNAL_CAUSES[code - 128]).format(cpu_s=self.manifest.limits.cpu_s)
+        if code > 128:
+            return _("killed by signal {number}").format(number=code - 128)
+        return _("the worker exited with code {code} (sys.exit or os._exit in your code?)").format(code=code)
+
+    def close(self) -> None:
+        self._kill()
+        cgroups.sweep()
+
+    # -- calls --------------------------------------------------------------
+    def call(self, name, args, kwargs, measure=False):
+        args, kwargs = seam.encode_call(name, args, kwargs)
+        payload = wire.dumps({"fn": name, "args": args, "kwargs": kwargs}, _("arguments of {name}()").format(name=name))
+        if self.broken:
+            raise self.broken
+        if name in self.timed_out:  # don't spend the limit again on every test
+            raise errors.StudentCodeError(errors.TIMEOUT, _("{name}() was not run again: it timed out in an earlier test").format(name=name))
+        if self.budget_end is not None and time.monotonic() >= self.budget_end:
+            self._kill()
+            raise self._budget_error()
+        if measure and self.conn is not None and self.calls:
+            self._kill()  # measure in a fresh worker: nothing kept from earlier calls
+        if self.conn is None:
+            self._spawn()
+        timeout = self.manifest.limits.timeout_s
+        deadline, is_budget = self._deadline(timeout)
+        cpu0 = None
+        if measure:
+            if self.group:
+                self.group.freeze()  # no new thread or process while measured
+            cpu0 = _cpu_ticks(self.worker_pid)
+        t0 = time.perf_counter()
+        self.calls += 1
+        try:
+            channel.send(self.conn, payload)
+            raw = channel.recv(self.conn, wire.MAX_BYTES + 4096, deadline=deadline)
+        except socket.timeout:
+            self._kill()
+            if is_budget:
+                raise self._budget_error() from None
+            self.timed_out.add(name)
+            raise errors.StudentCodeError(errors.TIMEOUT, _("{name}() timed out after {seconds:g} s").format(name=name, seconds=timeout)) from None
+        except (channel.ChannelClosed, ConnectionError, OSError):
+            cause = self._death_cause()
+            self._kill()
+            raise errors.StudentCodeError(errors.CRASH, _("{name}() did not return: {cause}").format(name=name, cause=cause)) from None
+        except ValueError as exc:  # an oversized message
+            self._kill()
+            raise errors.StudentCodeError(errors.UNSUPPORTED, f"{name}(): {exc}") from None
+        wall = time.perf_counter() - t0
+        measurement = self._measurement(wall, cpu0) if measure else None
+        if measure and self.group:
+            self.group.thaw()
+        try:
+            msg = wire.loads(raw)
+            del raw
+            if not isinstance(msg, dict) or not ({"ok", "error"} & set(msg)):
+                raise wire.WireError("malformed reply")
+        except (wire.WireError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
+            self._kill()
+            raise errors.StudentCodeError(errors.UNSUPPORTED, _("{name}(): unreadable reply ({error})").format(name=name, error=str(exc)[:200])) from None
+        if "error" in msg:
+            err = msg["error"] if isinstance(msg["error"], dict) else {}
+            # what the call printed goes in .output: the plugin shows it for public tests only
+            raise errors.StudentCodeError.from_dict(err)
+        return msg["ok"], measurement
+
+        return msg["ok"], measurement
+
+    def _measurement(self, wall: float, cpu0: int | None) -> seam.Measurement:
+        try:
+            after = _proc_fields(self.worker_pid)
+        except OSError:
+            after = None
+        if after is None or cpu0 is None or not self.baseline_rss:
+            return seam.Measurement(wall, float("nan"), -1, "unavailable")
+        hz = os.sysconf("SC_CLK_TCK")
+        return seam.Measurement(wall, (after["cpu_ticks"] - cpu0) / hz,
+                                max(0, after["VmHWM"] - self.baseline_rss), "rss")
+
+
+NPROC = 64  # threads and processes of one worker (each has its own uid)
+
+
+def _reset_peak(pid: int) -> int:
+    """Reset ``pid``'s resident-memory high-water mark; return its resident memory."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return _proc_fields(pid)["VmRSS"]
+    except OSError:
+        return 0
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    try:
+        return _proc_fields(pid)["cpu_ticks"]
+    except OSError:
+        return None
