@@ -47,7 +47,7 @@ def cold_start() -> float:
 
 def grade_once(lab: labs.Lab, sandbox: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        code = candidates.write_dir(lab, candidates.Candidate("reference", frozenset()), Path(tmp) / "code")
+        code = candidates.write_sources(candidates.sources(lab, candidates.Candidate("reference", frozenset())), Path(tmp) / "code")
         t0 = time.perf_counter()
         res = runner.grade_staged(lab, code, "bench", sandbox=sandbox)
         elapsed = time.perf_counter() - t0

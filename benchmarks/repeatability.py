@@ -24,7 +24,7 @@ import time
 
 from autograder.build import candidates
 from autograder.core import labs
-from autograder.commands import verify
+from autograder.build import verify
 
 
 def busy_loop() -> None:

@@ -2,20 +2,20 @@
 
 Gradescope unpacks the autograder zip to ``/autograder/source`` (a project
 root holding exactly one lab), puts the student's upload in
-``/autograder/submission`` and reads ``/autograder/core/results/results.json``.
+``/autograder/submission`` and reads ``/autograder/results/results.json``.
 ``run_autograder`` calls ``python -m autograder.batch.gradescope_run``; $AUTOGRADER_ROOT
 moves ``/autograder`` so a test can lay the tree out in a temporary folder.
 
 Grading is the engine's, unchanged: files are staged by name like ``grade``
 does, graded sandboxed by ``runner.grade_staged`` and written by
-``results.gradescope_json``.  A valid results.json is written whatever
+``results.gradescope_json`` and ``results.gradescope_text``, as ``grade``
+writes its results/<id>.json.  A valid results.json is written whatever
 happens: without one Gradescope shows the student a bare "autograder
 failed", with no score and no reason.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -23,6 +23,7 @@ import traceback
 from pathlib import Path
 
 from autograder.batch import gradebook
+from autograder.core.files import atomic_write
 from autograder.core import i18n, labs, results
 from autograder.grading import runner, staging
 from autograder.core.i18n import _
@@ -110,7 +111,7 @@ def run(root: Path) -> int:
     except BaseException:  # even SystemExit from deep inside: the student still gets a result
         payload = crash_json(traceback.format_exc())
     try:
-        gradebook.atomic_write(results_dir / "results.json", json.dumps(payload, indent=1))
+        atomic_write(results_dir / "results.json", results.gradescope_text(payload))
     except OSError as exc:
         print(f"autograder: could not write results.json: {exc}", file=sys.stderr)
         return 1

@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 
 from autograder.batch.feedback import inline
-from autograder.batch.gradebook import atomic_write
+from autograder.core.files import atomic_write
 from autograder.core.manifest import Manifest
 from autograder.core.results import SubmissionResult
 

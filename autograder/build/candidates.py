@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.grading import staging
+from autograder.core.files import write_zip
 from autograder.core.labs import Lab
 from autograder.core.manifest import Variant
 
@@ -79,13 +79,14 @@ def sources(lab: Lab, cand: Candidate) -> dict[str, str]:
     return texts
 
 
-def write_dir(lab: Lab, cand: Candidate, dest: Path) -> Path:
+def write_sources(files: dict[str, str], dest: Path) -> Path:
+    """Student files (name -> text) into the folder ``dest``, as staging would leave them."""
     dest.mkdir(parents=True, exist_ok=True)
-    for name, text in sources(lab, cand).items():
+    for name, text in files.items():
         (dest / name).write_text(text)
     return dest
 
 
-def write_zip(lab: Lab, cand: Candidate, dest: Path) -> Path:
+def zip_candidate(lab: Lab, cand: Candidate, dest: Path) -> Path:
     """A zip as a student would upload: files inside a top folder."""
-    return staging.write_zip(dest, sources(lab, cand), folder=cand.id)
+    return write_zip(dest, sources(lab, cand), folder=cand.id)

@@ -5,7 +5,7 @@ each lab's titles from its ``lab.toml`` (a student reads them in ``check``
 and in the feedback).  The engine's catalog holds the engine's messages; a
 lab's catalog holds its own, less those the engine already translates.
 
-:func:`problems` is what ``tests/framework/test_i18n.py`` asserts is empty:
+:func:`problems` is what ``tests/framework/content/test_i18n.py`` asserts is empty:
 a marked message without a translation, a fuzzy one, a translation whose
 placeholders differ from its English, or an entry the code no longer uses.
 """
@@ -24,8 +24,9 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
 from autograder import __version__
-from autograder.core import i18n, labs
+from autograder.core import course, i18n, labs
 
+ENGINE = "autograder"  # the engine's domain
 KEYWORDS = {"_": None, "N_": None}
 METHODS = [("**/locale/**", "ignore"), ("**.py", "python")]
 STAMP = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)  # fixed: no churn in the PO headers
@@ -40,6 +41,7 @@ class Domain:
     locale_dir: Path
     sources: tuple[Path, ...]
     lab: labs.Lab | None = None
+    root: Path | None = None  # the project: the engine's domain reads its course file
 
     def po(self, lang: str) -> Path:
         return self.locale_dir / f"{lang}.po"
@@ -47,7 +49,7 @@ class Domain:
 
 def domains(root: Path | None = None) -> list[Domain]:
     root = root or labs.find_root()
-    out = [Domain("autograder", i18n.ENGINE_LOCALE, (Path(i18n.__file__).parents[1],))]
+    out = [Domain(ENGINE, i18n.ENGINE_LOCALE, (Path(i18n.__file__).parents[1],), root=root)]
     for lab in labs.all_labs(root):
         out.append(Domain(lab.name, lab.assignment_dir / i18n.LAB_LOCALE,
                           (lab.assignment_dir, lab.hidden_tests_dir, lab.solution_dir), lab))
@@ -64,6 +66,10 @@ def extract(domain: Domain) -> dict[str, list[str]]:
                 folder, METHODS, keywords=KEYWORDS, strip_comment_tags=True):
             if isinstance(message, str) and message:
                 found.setdefault(message, []).append(f"{folder.name}/{filename}:{lineno}")
+    if domain.name == ENGINE:  # the course file's section titles: the engine shows them in feedback
+        where = f"assignments/{course.FILE}"
+        for title in course.load(domain.root).sections.values():
+            found.setdefault(title, []).append(where)
     if domain.lab is not None:
         m = domain.lab.manifest
         for title in (m.title, *(q.title for q in m.questions)):

@@ -3,7 +3,7 @@
 One otter test file per question (exception-based format); each only calls
 :func:`autograder.grading.notebook.check`, so the public pytest tests stay the one
 source of truth and a question's otter points are its public tests' points.
-``tests/framework/test_otter.py`` fails when the committed files drift from
+``tests/framework/content/test_otter.py`` fails when the committed files drift from
 what :func:`test_files` produces.
 """
 
@@ -20,7 +20,7 @@ import pytest
 
 from autograder.core import labs
 from autograder.labkit import plugin
-from autograder.grading import staging
+from autograder.core.files import write_zip
 
 TESTS_DIR = "otter_tests"  # beside the notebook: grader = otter.Notebook(tests_dir="otter_tests")
 ZIP_LAB_ROOT = "tests/ironlaw"  # in the otter zip: otter copies tests/ over anything a submission holds
@@ -131,4 +131,4 @@ def zip_files(lab: labs.Lab) -> dict[str, bytes | str]:
 
 
 def build_zip(lab: labs.Lab, dest: Path) -> Path:
-    return staging.write_zip(dest, zip_files(lab), executable=frozenset({"run_autograder", "setup.sh"}))
+    return write_zip(dest, zip_files(lab), executable=frozenset({"run_autograder", "setup.sh"}))

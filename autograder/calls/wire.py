@@ -27,6 +27,8 @@ MAX_DEPTH = 64
 # Decoding is bounded too, so a reader's memory stays within a small multiple
 # of what it was sent: the JSON part (arrays travel as .npy blobs) is capped,
 # and so is its number of containers and items, before json.loads runs.
+# dumps checks the same caps, so whatever one side may send the other can read,
+# and an honest value over them is told so, never called malformed.
 MAX_HEAD_BYTES = 16 * 2**20
 MAX_ITEMS = 1_000_000
 MAX_BLOBS = 10_000
@@ -133,10 +135,25 @@ def _load_npy(blob: bytes) -> np.ndarray:
     return np.load(io.BytesIO(blob), allow_pickle=False)
 
 
+def _items(head: bytes) -> int:
+    """An upper bound on the items and containers of a JSON text: each costs at least one of these."""
+    return sum(head.count(c) for c in b"[{,:")
+
+
 def dumps(obj, what: str = "value") -> bytes:
-    """Serialize plain data; raise WireError naming what is not plain."""
+    """Serialize plain data; raise WireError naming what is not plain or too large to be read."""
     blobs: list[bytes] = []
     head = json.dumps(_encode(obj, blobs, what, 0), allow_nan=False).encode()
+    if len(head) > MAX_HEAD_BYTES:
+        raise WireError(_("{what} holds {size:.0f} MiB of lists, numbers and text, over the {limit} MiB limit "
+                          "(large data travels as a numpy array)").format(
+            what=what, size=len(head) / 2**20, limit=MAX_HEAD_BYTES // 2**20))
+    if _items(head) > MAX_ITEMS:
+        raise WireError(_("{what} holds more than {limit} values in lists and dicts "
+                          "(large data travels as a numpy array)").format(what=what, limit=MAX_ITEMS))
+    if len(blobs) > MAX_BLOBS:
+        raise WireError(_("{what} holds {count} arrays, more than {limit}").format(
+            what=what, count=len(blobs), limit=MAX_BLOBS))
     parts = [_LEN.pack(len(head)), head, _LEN.pack(len(blobs))]
     for b in blobs:
         parts += [_LEN.pack(len(b)), b]
@@ -166,7 +183,7 @@ def loads(data: bytes):
     if hlen > MAX_HEAD_BYTES:
         raise WireError(f"malformed message: a JSON part of {hlen} bytes (at most {MAX_HEAD_BYTES})")
     raw = take(hlen)
-    if sum(raw.count(c) for c in b"[{,:") > MAX_ITEMS:  # each item or container costs at least one of these
+    if _items(raw) > MAX_ITEMS:
         raise WireError(f"malformed message: more than {MAX_ITEMS} items")
     try:
         head = json.loads(raw)

@@ -8,8 +8,17 @@ fails when the committed ones drift from the sources.
 
 from __future__ import annotations
 
+import click
+
 from autograder.build import candidates
 from autograder.core import labs
+
+
+@click.command("examples")
+@click.argument("lab", required=False)
+def command(**options) -> int:
+    """write the demo submissions under examples/"""
+    return main(**options)
 
 
 def main(*, lab: str | None = None) -> int:
@@ -20,6 +29,6 @@ def main(*, lab: str | None = None) -> int:
             if stale.name not in want:
                 stale.unlink()
         for c in candidates.all_candidates(l):
-            candidates.write_zip(l, c, l.examples_dir / f"{c.id}.zip")
+            candidates.zip_candidate(l, c, l.examples_dir / f"{c.id}.zip")
         print(f"{l.examples_dir}: {len(want)} demo submissions")
     return 0

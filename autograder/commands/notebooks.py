@@ -3,8 +3,18 @@ language, from its single jupytext source (``autograder.build.notebooks``)."""
 
 from __future__ import annotations
 
+import click
+
 from autograder.core import labs
 from autograder.build import notebooks
+
+
+@click.command("notebooks")
+@click.argument("lab", required=False)
+@click.option("--check", is_flag=True, help="only report notebooks that differ from their source")
+def command(**options) -> int:
+    """build each lab's notebooks (English, Vietnamese) from their one source"""
+    return main(**options)
 
 
 def main(*, lab: str | None = None, check: bool = False) -> int:

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import click
+
 from autograder.core import labs
 from autograder.build import otter
+
+
+@click.command("otter-tests")
+@click.argument("lab", required=False)
+def command(**options) -> int:
+    """rewrite each notebook's otter tests from the public tests"""
+    return main(**options)
 
 
 def main(*, lab: str | None = None) -> int:

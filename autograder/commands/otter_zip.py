@@ -10,8 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
+
 from autograder.core import labs
 from autograder.build import otter
+
+
+@click.command("otter")
+@click.argument("lab")
+@click.option("--out", required=True, help="the zip to write, e.g. lab2-otter.zip")
+def command(**options) -> int:
+    """build an otter-grader autograder zip for one lab (public tests, untrusted)"""
+    return main(**options)
 
 
 def main(*, lab: str, out: str) -> int:

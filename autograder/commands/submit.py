@@ -9,48 +9,28 @@ since a partial submission still earns the points it has.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import click
 from rich.console import Console
 
-from autograder import __version__
+from autograder.commands import lang_option
+from autograder.core.files import write_zip
 from autograder.core import labs
-from autograder.grading import staging
-from autograder.commands.check import hidden_tests, run_in_process
 from autograder.core.i18n import _
 from autograder.core.results import PASSED
-
-MANIFEST = "MANIFEST.json"
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    name: str
-    sha256: str
-    size: int
+from autograder.grading.handin import MANIFEST, manifest_json
+from autograder.grading.local import hidden_tests, public_tests_here
 
 
-def utc_timestamp() -> str:
-    """Now in UTC, or $SOURCE_DATE_EPOCH when set (reproducible builds' convention)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch) if epoch else None))
-
-
-def manifest_json(lab: labs.Lab, files: dict[str, bytes], passed: int, total: int) -> str:
-    records = [FileRecord(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in sorted(files.items())]
-    return json.dumps({
-        "lab": lab.name,
-        "title": lab.manifest.title,
-        "created_utc": utc_timestamp(),
-        "autograder_version": __version__,
-        "public_tests": {"passed": passed, "total": total},
-        "files": [asdict(r) for r in records],
-    }, indent=2) + "\n"
+@click.command("submit")
+@click.argument("lab")
+@click.option("--path", help="folder with your files (default: assignments/<lab>)")
+@click.option("--out", help="the zip to write (default: ./<lab>-submission.zip)")
+@lang_option("messages")
+def command(**options) -> int:
+    """build the zip to upload: your files and their hashes"""
+    return main(**options)
 
 
 def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
@@ -66,7 +46,7 @@ def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
         return 2
     files = {f: (code_dir / f).read_bytes() for f in wanted}  # read before the tests run
 
-    tests, hidden = run_in_process(the_lab, code_dir)
+    tests, hidden = public_tests_here(the_lab, code_dir)
     passed = sum(t.status == PASSED for t in tests)
     if tests and passed == len(tests):
         console.print("[green]" + _("public tests: all {total} passed.").format(total=len(tests)))
@@ -76,7 +56,7 @@ def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
             "submitting anyway. Run `autograder check {lab}` for details.").format(lab=the_lab.short))
 
     dest = Path(out) if out else Path.cwd() / f"{the_lab.name}-submission.zip"
-    staging.write_zip(dest, {**files, MANIFEST: manifest_json(the_lab, files, passed, len(tests))})
+    write_zip(dest, {**files, MANIFEST: manifest_json(the_lab, files, passed, len(tests))})
     console.print(_("wrote {zip} ({files} + {manifest}).").format(zip=dest, files=", ".join(sorted(files)),
                                                                  manifest=MANIFEST)
                   + " " + _("Upload this file; {hidden} run at grading.").format(hidden=hidden_tests(hidden)))

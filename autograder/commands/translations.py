@@ -7,8 +7,18 @@ With it: list what is missing, fuzzy or inconsistent (``autograder.build.catalog
 
 from __future__ import annotations
 
+import click
+
 from autograder.build import catalogs
 from autograder.core import labs
+
+
+@click.command("translations")
+@click.argument("lab", required=False)
+@click.option("--check", is_flag=True, help="change nothing; list missing or inconsistent translations")
+def command(**options) -> int:
+    """update the Vietnamese message catalogs from the code; --check lists gaps"""
+    return main(**options)
 
 
 def main(*, lab: str | None = None, check: bool = False) -> int:

@@ -1,91 +1,33 @@
-"""``autograder verify [LAB]``: prove the tests have power.
+"""``autograder verify [LAB]``: prove the tests have power (``autograder.build.verify``).
 
-The reference must score full marks, the untouched stub 0, each negative
-variant must lose exactly the questions lab.toml declares, and no others, and
-each correct alternative (``solutions/<lab>/alternatives/<name>/``) full marks.
-Every candidate is graded exactly as a student's submission would be.
+Prints one row per candidate (reference, stub, variants, alternatives) and,
+under the table, each unexpected failure's first line of feedback.
 ``--mutants`` then reports each lab's mutation score (``autograder mutants``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
+import click
 from rich.console import Console
 from rich.table import Table
 
 from autograder.build import candidates
+from autograder.build.verify import explain, grade_batch, judge
+from autograder.commands import jobs_option, sandbox_option
 from autograder.core import labs
-from autograder.grading import runner
-from autograder.grading.pool import GraderPool
-from autograder.core.results import PASSED, SubmissionResult
 
 
-def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
-    """What is wrong with this candidate's result (empty when as expected)."""
-    problems = [e for e in res.errors if e.startswith("lab misconfigured")]
-    if cand.is_alternative:
-        missing = candidates.missing_files(lab, cand)
-        if missing:
-            problems.append("lacks " + ", ".join(missing) + " (an alternative is a full copy of the student files)")
-        elif candidates.sources(lab, cand) == candidates.sources(lab, candidates.all_candidates(lab)[0]):
-            problems.append("is the reference itself, not an alternative")
-    for q in res.questions(lab.manifest):
-        if not q.total:
-            problems.append(f"question {q.id} has no tests")
-            continue
-        lost = not q.full
-        if q.id in cand.expect_lost and not lost:
-            problems.append(f"should lose {q.id} but kept it")
-        if q.id not in cand.expect_lost and lost:
-            problems.append(f"should keep {q.id} but lost it")
-    if cand.id == candidates.STUB and res.score != 0:
-        problems.append(f"stub scores {res.score:g}, not 0")
-    return problems
-
-
-def explain(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
-    """For a candidate not as expected: each failed test of a question it should have
-    kept, with the first line of its feedback, so a flaky timing case can be told
-    from a real regression without regrading."""
-    lines = list(res.errors)
-    for t in res.tests:
-        if t.status != PASSED and t.question not in cand.expect_lost:
-            first = next(iter(t.feedback.strip().splitlines()), t.status)
-            lines.append(f"{t.name}: {first}")
-    return lines
-
-
-def grade_sources(lab: labs.Lab, sub_id: str, sources: dict[str, str], sandbox: bool,
-                  pool: GraderPool | None = None) -> SubmissionResult:
-    """Grade one set of student files (name -> text) exactly as a student's submission."""
-    with tempfile.TemporaryDirectory(prefix=f"ironlaw-verify-{lab.short}-") as tmp:
-        code = Path(tmp) / "code"
-        code.mkdir()
-        for name, text in sources.items():
-            (code / name).write_text(text)
-        return runner.grade_staged(lab, code, sub_id, sandbox=sandbox, pool=pool)
-
-
-def grade_batch(items: list[tuple[labs.Lab, str, dict[str, str]]], *, jobs: int,
-                sandbox: bool) -> list[SubmissionResult]:
-    """Grade (lab, id, sources) items in one batch, ``jobs`` at a time, as ``grade`` does:
-    one shared zygote and a pool of warm graders when sandboxed.  Results in input order."""
-    stack = contextlib.ExitStack()
-    pool = None
-    if sandbox and items:
-        from autograder.sandbox.backend import shared_zygote
-
-        stack.enter_context(shared_zygote())
-        root = items[0][0]
-        pool = GraderPool(str(root.root), jobs, runner.grader_env(root))
-        stack.callback(pool.close)
-    with stack, ThreadPoolExecutor(max_workers=jobs) as threads:
-        return list(threads.map(lambda it: grade_sources(*it, sandbox, pool), items))
+@click.command("verify")
+@click.argument("lab", required=False)
+@jobs_option
+@sandbox_option("grade in-process (faster, for lab authors)")
+@click.option("--mutants", is_flag=True, help="also report each lab's mutation score (slow: one grading per mutant)")
+@click.option("--mutant-limit", type=int, default=None, help="with --mutants: grade only N mutants per lab, evenly spread")
+def command(**options) -> int:
+    """prove reference = full marks, stub = 0, variants lose their questions"""
+    return main(**options)
 
 
 def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = True, mutants: bool = False,

@@ -13,7 +13,7 @@ Catalogs are PO files, the format translators' tools know, one per language:
 
 Babel reads a PO file and compiles it in memory for Python's ``gettext``, so
 no compiled ``.mo`` file can drift from its source.  A fuzzy or empty entry
-falls back to English.  ``tests/framework/test_i18n.py`` fails when a marked
+falls back to English.  ``tests/framework/content/test_i18n.py`` fails when a marked
 string lacks a translation or a translation's placeholders differ.
 
 The language: ``--lang``, else ``$IRONLAW_LANG``, else a Jupyter notebook
@@ -30,6 +30,8 @@ import gettext
 import io
 import os
 from pathlib import Path
+
+from autograder.core.files import find_root, scoped_environ
 
 LANGS = ("en", "vi")
 DEFAULT = "en"
@@ -67,15 +69,9 @@ def resolve(cli: str | None = None, environ=None) -> str:
 def language(lang: str | None = None):
     """Within the block, this process and the processes it starts use
     ``resolve(lang)``; the environment is restored afterwards."""
-    saved = os.environ.get(ENV)
-    os.environ[ENV] = resolve(lang)
-    try:
-        yield os.environ[ENV]
-    finally:
-        if saved is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = saved
+    chosen = resolve(lang)
+    with scoped_environ(**{ENV: chosen}):
+        yield chosen
 
 
 def current() -> str:
@@ -116,8 +112,6 @@ def translations(lang: str, root: str | None) -> gettext.NullTranslations:
 
 def _root() -> str | None:
     try:
-        from autograder.core.labs import find_root
-
         return str(find_root())
     except Exception:  # a sandboxed worker sees no project: the engine's catalog is enough there
         return None

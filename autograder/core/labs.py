@@ -1,6 +1,6 @@
 """Where a lab's parts live, and how a short name ("lab2") finds a lab.
 
-Layout (fixed by the developers' guide)::
+Layout (``docs/AUTHORING.md``)::
 
     assignments/<lab>/lab.toml, stubs, notebook, tests/ (public) + snapshots
     solutions/<lab>/      reference modules (same file names) + variants/
@@ -10,33 +10,12 @@ Layout (fixed by the developers' guide)::
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from autograder.core import manifest as _manifest
-
-ROOT_ENV = "IRONLAW_ROOT"
-
-
-def find_root(start: Path | None = None) -> Path:
-    """The project (or student bundle) root: the folder holding ``assignments/``.
-
-    Order: $IRONLAW_ROOT, then the current folder and its parents, then the
-    folder above this package (an editable install in the repository).
-    """
-    if os.environ.get(ROOT_ENV):
-        return Path(os.environ[ROOT_ENV]).resolve()
-    here = (start or Path.cwd()).resolve()
-    for p in (here, *here.parents):
-        if (p / "assignments").is_dir():
-            return p
-    pkg_parent = Path(__file__).resolve().parents[2]
-    if (pkg_parent / "assignments").is_dir():
-        return pkg_parent
-    raise FileNotFoundError("no assignments/ folder here or above; set IRONLAW_ROOT")
-
+from autograder.core.files import ROOT_ENV, find_root  # noqa: F401  (labs.find_root: the usual spelling)
 
 @dataclass(frozen=True)
 class Lab:

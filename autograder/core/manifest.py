@@ -3,13 +3,19 @@
 One manifest is the single source of truth for a lab: which files a student
 hands in, which questions exist and what they are worth, the limits a call
 runs under, and which negative variants must lose which questions.
+
+Strict: an unknown key or a value of the wrong type, in any table, is a
+:class:`ManifestError` that names the key, its table and the file.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
+
+from autograder.calls.limits import MAX_FILES, MAX_NAME_BYTES
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 # a question's ``details``: when its hidden tests' feedback is shown ("after_due_date": results.json
@@ -67,7 +73,6 @@ class Manifest:
     support_files: tuple[str, ...] = ()  # shipped helpers, never taken from a submission
     variants: tuple[Variant, ...] = ()
     visibility: str = "visible"  # default for hidden tests
-    extra: dict = field(default_factory=dict, compare=False)
 
     @property
     def max_score(self) -> float:
@@ -85,6 +90,60 @@ class Manifest:
         return frozenset(variant.loses)
 
 
+# -- the schema: every table's keys and their types ---------------------------------------
+# Strict, as pytest-timeout validates its marker: a typo ("timeot_s") would otherwise be ignored
+# and the lab would run under the default limit without anyone noticing.
+@dataclass(frozen=True)
+class _Type:
+    name: str  # as a message says it: "a string", "a list of strings"
+    ok: Callable[[object], bool]
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _str_list(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _table_list(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, dict) for x in v)
+
+
+STR = _Type("a string", lambda v: isinstance(v, str))
+NUMBER = _Type("a number", _number)
+INT = _Type("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
+STR_LIST = _Type("a list of strings", _str_list)
+TABLE = _Type("a table", lambda v: isinstance(v, dict))
+TABLE_LIST = _Type("an array of tables", _table_list)
+
+TOP = {"title": STR, "student_files": STR_LIST, "support_files": STR_LIST, "visibility": STR,
+       "limits": TABLE, "questions": TABLE_LIST, "variants": TABLE_LIST}
+LIMITS = {f.name: (INT if f.type == "int" else NUMBER) for f in fields(Limits)}
+QUESTION = {"id": STR, "title": STR, "points": NUMBER, "section": STR, "details": STR}
+VARIANT = {"id": STR, "description": STR, "file": STR, "patch": STR, "loses": STR_LIST, "base": STR}
+
+
+def _check(table: dict, schema: dict[str, _Type], where: str, label: str) -> dict:
+    """``table`` itself, once every key is known to ``schema`` and of its type."""
+    for key in table:
+        if key not in schema:
+            raise ManifestError(f'{where}: unknown key "{key}" in {label}; known: {", ".join(schema)}')
+    for key, kind in schema.items():
+        if key in table and not kind.ok(table[key]):
+            value = table[key]
+            raise ManifestError(f'{where}: key "{key}" in {label} must be {kind.name}, '
+                                f'not {type(value).__name__} {value!r:.60}')
+    return table
+
+
+def _label(array: str, i: int, table: dict) -> str:
+    """``[[questions]] #2 (id "trajectories")``: which table of an array, as an author finds it."""
+    ident = table.get("id")
+    return f"[[{array}]] #{i + 1}" + (f' (id "{ident}")' if isinstance(ident, str) else "")
+
+
 def _require(table: dict, key: str, where: str):
     if key not in table:
         raise ManifestError(f"{where}: missing required key {key!r}")
@@ -99,21 +158,41 @@ def _details(q: dict, where: str) -> str:
     return value
 
 
+def _limits(table: dict, where: str) -> Limits:
+    _check(table, LIMITS, where, "[limits]")
+    for key, value in table.items():
+        if value <= 0:
+            raise ManifestError(f'{where}: key "{key}" in [limits] must be positive, not {value!r}')
+    return Limits(**table)
+
+
+def _file_names(names: list[str], key: str, where: str) -> tuple[str, ...]:
+    for n in names:
+        if not n or "/" in n or "\\" in n or n in (".", "..") or len(n.encode()) > MAX_NAME_BYTES:
+            raise ManifestError(f'{where}: key "{key}" must list plain file names, not {n!r}')
+    return tuple(names)
+
+
 def parse(data: dict, name: str) -> Manifest:
     where = f"{name}/lab.toml"
+    _check(data, TOP, where, "the top level")
+    question_tables = [_check(q, QUESTION, where, _label("questions", i, q))
+                       for i, q in enumerate(_require(data, "questions", where))]
     questions = tuple(
         Question(
             id=_require(q, "id", f"{where} [[questions]]"),
             title=_require(q, "title", f"{where} [[questions]]"),
             points=float(_require(q, "points", f"{where} [[questions]]")),
-            section=str(q.get("section", "")),
+            section=q.get("section", ""),
             details=_details(q, where),
         )
-        for q in _require(data, "questions", where)
+        for q in question_tables
     )
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):
         raise ManifestError(f"{where}: duplicate question ids in {ids}")
+    variant_tables = [_check(v, VARIANT, where, _label("variants", i, v))
+                      for i, v in enumerate(data.get("variants", ()))]
     variants = tuple(
         Variant(
             id=_require(v, "id", f"{where} [[variants]]"),
@@ -123,9 +202,13 @@ def parse(data: dict, name: str) -> Manifest:
             loses=tuple(_require(v, "loses", f"{where} [[variants]]")),
             base=v.get("base", "reference"),
         )
-        for v in data.get("variants", ())
+        for v in variant_tables
     )
-    student_files = tuple(_require(data, "student_files", where))
+    student_files = _file_names(_require(data, "student_files", where), "student_files", where)
+    support_files = _file_names(data.get("support_files", []), "support_files", where)
+    if len(student_files) + len(support_files) > MAX_FILES:
+        raise ManifestError(f"{where}: at most {MAX_FILES} student and support files together, "
+                            f"not {len(student_files) + len(support_files)}")
     for v in variants:
         unknown = set(v.loses) - set(ids) - {ALL}
         if unknown:
@@ -137,20 +220,22 @@ def parse(data: dict, name: str) -> Manifest:
     visibility = data.get("visibility", "visible")
     if visibility not in VISIBILITIES:
         raise ManifestError(f"{where}: visibility must be one of {VISIBILITIES}")
-    known = {"title", "student_files", "support_files", "questions", "limits", "variants", "visibility"}
     return Manifest(
         name=name,
         title=_require(data, "title", where),
         student_files=student_files,
         questions=questions,
-        limits=Limits(**data.get("limits", {})),
-        support_files=tuple(data.get("support_files", ())),
+        limits=_limits(data.get("limits", {}), where),
+        support_files=support_files,
         variants=variants,
         visibility=visibility,
-        extra={k: v for k, v in data.items() if k not in known},
     )
 
 
 def load(path: Path) -> Manifest:
     with open(path, "rb") as f:
-        return parse(tomllib.load(f), path.parent.name)
+        try:
+            data = tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ManifestError(f"{path.parent.name}/lab.toml: {exc}") from None
+    return parse(data, path.parent.name)

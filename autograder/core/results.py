@@ -1,12 +1,24 @@
 """The results model: small dataclasses, ``to_dict``/``from_dict``, no pickle.
 
 A test is all-or-nothing; a question's score is the sum of its tests; a
-submission's score is the sum of its questions.  ``gradescope_json`` is the
-one pure function that speaks Gradescope's results schema.
+submission's score is the sum of its questions.
+
+Every file that holds a result is written and read here, so its bytes are
+decided in one place:
+
+- ``SubmissionResult.to_json``/``from_json``: raw/<id>.json, and the report
+  a grader process writes (``--results-json``, a result without its
+  submission's name, which ``from_json`` is then told);
+- ``gradescope_json`` and ``gradescope_text``: results.json, Gradescope's
+  schema, the only view a student reads (never ``instructor_note``).
+
+The gradebook row is a view of a result, not a file of it:
+``autograder.batch.gradebook.row``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 
 from autograder.core.i18n import _
@@ -46,8 +58,7 @@ class QuestionScore:
     title: str
     points: float
     max_points: float
-    passed: int
-    total: int
+    total: int  # its tests with a result; 0: the grader could not run them
     section: str = ""
 
     @property
@@ -77,7 +88,7 @@ class SubmissionResult:
             out.append(QuestionScore(
                 id=q.id, title=q.title, section=q.section,
                 points=round(sum(t.points for t in ts), 6), max_points=q.points,
-                passed=sum(t.status == PASSED for t in ts), total=len(ts),
+                total=len(ts),
             ))
         return out
 
@@ -95,6 +106,21 @@ class SubmissionResult:
             duration_s=float(d.get("duration_s", 0.0)), sha256=d.get("sha256", ""),
             lang=d.get("lang", "en"),
         )
+
+    def to_json(self) -> str:
+        """raw/<id>.json: everything, ``instructor_note`` included (for instructors only)."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str, **known) -> "SubmissionResult":
+        """The inverse of ``to_json``.  ``known`` fills the keys the text lacks: a
+        grader process reports only its tests and isolation (``--results-json``),
+        and its caller knows the submission and the lab.  Raises ValueError or
+        KeyError on a torn or foreign file."""
+        d = json.loads(text)
+        if not isinstance(d, dict):
+            raise ValueError("a result is a JSON object")
+        return cls.from_dict({**known, **d})
 
 
 def details_withheld(t: TestResult, manifest) -> bool:
@@ -139,3 +165,9 @@ def gradescope_json(result: SubmissionResult, manifest) -> dict:
         "extra_data": {"lab": result.lab, "isolation": result.isolation, "sha256": result.sha256,
                        "lang": result.lang},
     }
+
+
+def gradescope_text(payload: dict) -> str:
+    """The bytes of a results.json: ``gradescope_json``'s, or the engine's own
+    failure report (``autograder.batch.gradescope_run.crash_json``)."""
+    return json.dumps(payload, indent=1)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder.calls import errors, loader
-from autograder.core import labs
+from autograder.core import files, labs
 from autograder.labkit import plugin
 from autograder.core.i18n import N_, _
 from autograder.core.results import PASSED
@@ -116,19 +116,12 @@ def run_question(lab_name: str, question: str, code_dir: Path, root: Path | None
         raise KeyError(f"{lab.name} has no question {question!r}")
     picker = _OneQuestion(question)
     out = io.StringIO()
-    saved = os.environ.get(labs.ROOT_ENV)
-    os.environ[labs.ROOT_ENV] = str(root)  # the plugin finds the lab of each test file from it
-    try:
-        with contextlib.redirect_stdout(out):
-            code = pytest.main([str(lab.public_tests_dir), "--submission", str(Path(code_dir).resolve()),
-                                *_plugin_args(), "-p", "no:cacheprovider", "--import-mode=importlib",
-                                "--capture=sys", "-qq", "--no-header", "--tb=no", "-rN",
-                                "--rootdir", str(root)], plugins=[picker])
-    finally:
-        if saved is None:
-            os.environ.pop(labs.ROOT_ENV, None)
-        else:
-            os.environ[labs.ROOT_ENV] = saved
+    # the plugin finds the lab of each test file from IRONLAW_ROOT
+    with files.scoped_environ(**{labs.ROOT_ENV: str(root)}), contextlib.redirect_stdout(out):
+        code = pytest.main([str(lab.public_tests_dir), "--submission", str(Path(code_dir).resolve()),
+                            *_plugin_args(), "-p", "no:cacheprovider", "--import-mode=importlib",
+                            "--capture=sys", "-qq", "--no-header", "--tb=no", "-rN",
+                            "--rootdir", str(root)], plugins=[picker])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         raise RuntimeError(f"the public tests of {lab.name} could not run (pytest exit {int(code)}):\n"
                            f"{out.getvalue()[-3000:]}")

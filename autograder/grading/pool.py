@@ -53,7 +53,7 @@ def _init(root: str, env: dict[str, str]) -> None:
 def _pytest_main(args: list[str]) -> int:
     from autograder.grading import pytest_here  # forgets each run's test modules: the next may be another lab's
 
-    return pytest_here.run_pytest(args, Path.cwd())
+    return pytest_here.run_pytest_here(args, Path.cwd())
 
 
 class GraderPool:

@@ -1,4 +1,7 @@
-"""Run pytest inside this process more than once.
+"""Run pytest inside this process more than once (``run_pytest_here``).
+
+The grader pool's warm processes and a student's ``check`` do; one
+submission's grading in a grader process is ``runner.grade_staged``.
 
 Without an ini file pytest imports a test file under its base name
 (``test_public``), so a second run in the same process, on another lab or
@@ -18,7 +21,7 @@ import pytest
 LAB_FOLDERS = ("assignments", "solutions", "tests")
 
 
-def run_pytest(args: list[str], root: Path, plugins: list | None = None) -> int:
+def run_pytest_here(args: list[str], root: Path, plugins: list | None = None) -> int:
     before = set(sys.modules)
     try:
         return int(pytest.main(args, plugins=plugins or []))

@@ -9,7 +9,6 @@ with every question at zero, never an exception that stops a batch.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -83,10 +82,9 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
         out = Path(tmp) / "results.json"
         args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only, seed_salt=seed_salt)
         code, log = run_pytest(lab, args, timeout_s=timeout_s, pool=pool if sandbox else None)
-        if out.exists():
-            payload = json.loads(out.read_text())
-            res.tests = [results.TestResult.from_dict(t) for t in payload["tests"]]
-            res.isolation = payload.get("isolation", {})
+        if out.exists():  # the grader's report: its tests and isolation, decoded as any result is
+            report = results.SubmissionResult.from_json(out.read_text(), submission=submission_id, lab=lab.name)
+            res.tests, res.isolation = report.tests, report.isolation
         if code not in (0, 1) or not res.tests:  # 0 all passed, 1 some failed
             res.errors.append(_("the grader stopped abnormally (exit {code}); every test without a result scores 0")
                               .format(code=code))

@@ -1,4 +1,4 @@
-"""Find submissions in a folder and stage each one's declared files; write one.
+"""Find submissions in a folder and stage each one's declared files.
 
 A submissions folder holds one entry per student: a folder or a ``.zip``.
 The submission id is the entry's name without ``.zip`` (as plain text: bytes
@@ -6,8 +6,7 @@ that are not UTF-8 and control characters are written as escapes).  A
 declared file is found by its name anywhere inside the entry (so an extra top
 folder, as a zip tool makes, does no harm); the shallowest match wins.  Only
 declared files are staged: a student's ``conftest.py`` or ``sitecustomize.py``
-never reaches the grader or the worker.  :func:`write_zip` makes the zips
-that ``autograder submit`` and ``autograder examples`` produce.
+never reaches the grader or the worker.
 
 Entries are untrusted.  :func:`walk` is the one way a submission tree is
 read: breadth first and iterative, bounded in depth and in entries, never
@@ -20,24 +19,22 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import stat
 import unicodedata
 import zipfile
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from autograder.calls.limits import MAX_FILE_BYTES  # noqa: F401  (staging.MAX_FILE_BYTES: its limit)
 from autograder.core.i18n import _
 
-MAX_FILE_BYTES = 2 * 2**20  # a student source file larger than this is refused
 MAX_DEPTH = 64  # folders nested deeper than this inside an entry are not searched
 MAX_ENTRIES = 10_000  # files and folders (or zip members) looked at per entry
 MAX_PROBLEMS = 5  # problems kept from one walk; the rest are counted
 MAX_ID_BYTES = 200  # a longer id is cut and given a hash, so results/<id>.json can be written
 IGNORED_PARTS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
-ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed, so the same files always give the same zip bytes
 
 
 @dataclass(frozen=True)
@@ -49,7 +46,6 @@ class Entry:
 @dataclass
 class Staged:
     directory: Path
-    found: dict[str, str] = field(default_factory=dict)  # file -> where it came from
     problems: list[str] = field(default_factory=list)
     sha256: str = ""
 
@@ -278,7 +274,6 @@ def _take(tree: Tree, files, st: Staged, read: Callable[[str], bytes], where: st
             st.problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
             continue
         (st.directory / f).write_bytes(data)
-        st.found[f] = name
     if len(st.problems) > first:  # something is missing: say first what kept it from being found
         st.problems[first:first] = tree.all_problems()
 
@@ -310,23 +305,3 @@ def _stage_zip(path: Path, files, st: Staged) -> None:
                 return src.read(MAX_FILE_BYTES + 1)
 
         _take(tree, files, st, read, path.name)
-
-
-def write_zip(dest: Path, files: Mapping[str, str | bytes], folder: str = "",
-              executable: frozenset[str] = frozenset()) -> Path:
-    """Write ``files`` (name -> content) as a zip, inside ``folder`` when given.
-
-    Names in sorted order, fixed dates and modes (755 for names in
-    ``executable``, else 644): the same content gives the
-    same bytes.  Written beside ``dest`` and moved into place, so a reader
-    never sees half a zip.
-    """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".zip.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in sorted(files.items()):
-            info = zipfile.ZipInfo(f"{folder}/{name}" if folder else name, date_time=ZIP_DATE)
-            info.external_attr = (0o755 if name in executable else 0o644) << 16
-            z.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
-    shutil.move(tmp, dest)
-    return dest

@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from autograder.core.i18n import _
 from autograder.labkit import messages as M
 
 
@@ -115,6 +116,19 @@ def assert_equal(actual, expected, *, what: str, case: str = "") -> None:
         if _is_number(actual) and _is_number(expected) and (actual > expected or actual < expected):
             raise AssertionError(M.say(M.TOO_LARGE if actual > expected else M.TOO_SMALL, what=what, case=sfx))
         raise AssertionError(M.say(M.NOT_EQUAL, what=what, case=sfx))
+
+
+def assert_int(values, *, what: str, case: str = "") -> None:
+    """Every count in ``values`` (a number, a list or tuple, or a dict of them)
+    is a Python ``int``: not a float, even an integral one, and not a bool.
+    Counts (FLOPs, bytes, calls) are exact ints in every lab's contract."""
+    items = values.items() if isinstance(values, dict) else (
+        enumerate(values) if isinstance(values, (list, tuple)) else [(None, values)])
+    for key, v in items:
+        if type(v) is not int:
+            name = what if key is None else f"{what}[{M.student_text(repr(key), limit=60)}]"
+            raise AssertionError(M.say(M.WRONG_TYPE, what=name, case=M.case_suffix(case), expected_type=_(M.EXACT_INT),
+                                       got_type=M.student_text(type(v).__name__, limit=60)))
 
 
 def assert_keys(actual, expected_keys, *, what: str, case: str = "") -> None:

@@ -12,6 +12,7 @@ import math
 import numbers
 import re
 
+from autograder.core import course
 from autograder.core.i18n import N_, _
 
 WRONG_TYPE = N_("{what}{case}: expected {expected_type}, got {got_type}")
@@ -43,25 +44,12 @@ CASE = N_(" (case: {case})")
 SEE_SECTION = N_("See chapter section {section} ({title}).")
 BARE_ASSERT = N_("a check in {test} failed")
 SNAPSHOT_MISSING = N_("snapshot {name} is missing; an instructor must run `autograder snapshots {lab}`")
+EXACT_INT = N_("an exact int (a count: integer arithmetic, // and never /)")
 NUMBERS_OR_ARRAY = N_("numbers or an array")
 SINGLE_NUMBER = N_("() (a single number)")
 
 NEAR = 0.05  # a ratio within 5% of 1 is said in words
 TEXT_LIMIT = 300  # characters of student text in one message
-
-# Chapter sections (LABS.md): hints point students to the one that explains.
-SECTIONS = {
-    "1": N_("Purpose"),
-    "2": N_("Training systems fundamentals and the iron law"),
-    "3": N_("Mathematical foundations"),
-    "4": N_("Training pipeline architecture"),
-    "5": N_("Identifying bottlenecks"),
-    "6": N_("Optimizing the training pipeline"),
-    "7": N_("Scaling training systems"),
-    "8": N_("Fallacies and pitfalls"),
-    "9": N_("Summary"),
-}
-
 
 def sig2(x) -> str:
     """``x`` at two significant figures: 4.0, 0.50, 12, 1200, 1.2e+04, 3.1e-02.
@@ -122,7 +110,9 @@ def case_suffix(case: str) -> str:
 
 
 def section_hint(section: str) -> str:
-    return say(SEE_SECTION, section=section, title=_(SECTIONS[section]) if section in SECTIONS else "")
+    """"See chapter section 5 (Identifying bottlenecks)."; titles from the course file."""
+    title = course.load().sections.get(section, "")
+    return say(SEE_SECTION, section=section, title=_(title) if title else "")
 
 
 # -- student text ---------------------------------------------------------------

@@ -23,6 +23,7 @@ import pytest
 
 from autograder.calls import errors, seam
 from autograder.core import labs, results
+from autograder.core.manifest import VISIBILITIES
 from autograder.labkit import messages
 from autograder.core.i18n import _
 from autograder.labkit.snapshot import Snapshot
@@ -157,27 +158,84 @@ def _one_torch_thread() -> None:
 
 
 # -- collection: every lab test belongs to a question ------------------------
+# Markers are checked as pytest-timeout checks its own: a keyword or value the plugin
+# does not know is a usage error, never ignored (``visibility="hiden"`` would otherwise
+# publish a hidden test's feedback under the lab's default).
+QUESTION_KEYWORDS = ("points", "visibility")
+
+
+class MarkerError(ValueError):
+    """A marker the plugin cannot use; the message names what is wrong with it."""
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def parse_question(marker) -> tuple[str, float, str | None]:
+    """(question id, points, visibility or None) of a ``question`` marker, or MarkerError."""
+    unknown = [k for k in marker.kwargs if k not in QUESTION_KEYWORDS]
+    if unknown:
+        raise MarkerError(f"unknown keyword {unknown[0]!r} (known: {', '.join(QUESTION_KEYWORDS)})")
+    if len(marker.args) != 1:
+        raise MarkerError(f"takes one positional argument, the question id, not {len(marker.args)}")
+    qid = marker.args[0]
+    if not isinstance(qid, str):
+        raise MarkerError(f"the question id must be a string, not {type(qid).__name__} {qid!r}")
+    points = marker.kwargs.get("points", DEFAULT_POINTS)
+    if not _is_number(points) or not points >= 0:
+        raise MarkerError(f"keyword 'points' must be a number of at least 0, not {points!r}")
+    visibility = marker.kwargs.get("visibility")
+    if visibility is not None and visibility not in VISIBILITIES:
+        raise MarkerError(f"keyword 'visibility' must be one of {', '.join(VISIBILITIES)}, not {visibility!r}")
+    return qid, float(points), visibility
+
+
+def parse_fixed_seed(marker) -> None:
+    if marker.args or marker.kwargs:
+        given = [*map(repr, marker.args), *(f"{k}={v!r}" for k, v in marker.kwargs.items())]
+        raise MarkerError(f"takes no arguments, not {', '.join(given)}")
+
+
+MARKER_PARSERS = {"question": parse_question, "fixed_seed": parse_fixed_seed}
+
+
+def _marker_problems(item) -> list[str]:
+    problems = []
+    for name, parse in MARKER_PARSERS.items():
+        for marker in item.iter_markers(name):
+            try:
+                parse(marker)
+            except MarkerError as exc:
+                problems.append(f"{item.nodeid}: @pytest.mark.{name}: {exc}")
+    return problems
+
+
 def pytest_collection_modifyitems(config, items):
     problems = []
     for item in items:
+        bad = _marker_problems(item)
+        if bad:
+            problems += bad
+            continue
         lab = labs.lab_of_test(Path(item.path))
         if lab is None:
             continue
         m = lab.manifest
         marker = item.get_closest_marker("question")
-        if marker is None or not marker.args:
+        if marker is None:
             problems.append(f"{item.nodeid}: no @pytest.mark.question(...) marker")
             continue
-        qid = marker.args[0]
+        qid, points, visibility = parse_question(marker)
         if qid not in {q.id for q in m.questions}:
             problems.append(f"{item.nodeid}: unknown question {qid!r} (not in {lab.name}/lab.toml)")
             continue
         public = lab.public_tests_dir.resolve() in Path(item.path).resolve().parents
-        visibility = "visible" if public else marker.kwargs.get("visibility", m.visibility)
-        item.stash[ITEM] = ItemInfo(lab, qid, float(marker.kwargs.get("points", DEFAULT_POINTS)), visibility, public)
+        visibility = "visible" if public else (visibility or m.visibility)
+        item.stash[ITEM] = ItemInfo(lab, qid, points, visibility, public)
         item.add_marker(pytest.mark.timeout(m.limits.test_timeout_s))
     if problems:
-        raise pytest.UsageError("lab tests without a valid question:\n  " + "\n  ".join(problems))
+        raise pytest.UsageError("test markers the autograder cannot use:\n  " + "\n  ".join(problems))
 
 
 # -- fixtures ----------------------------------------------------------------

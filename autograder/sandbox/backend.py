@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 
 from autograder.calls import errors, seam, wire
-from autograder.core import i18n
+from autograder.core import course, i18n
 from autograder.core.i18n import N_, _
-from autograder.core.labs import find_root
+from autograder.core.files import find_root, scoped_environ
 from autograder.core.manifest import Manifest
+from autograder.calls.limits import MAX_FILE_BYTES
 from autograder.sandbox import cgroups, channel
 
 ZYGOTE_ENV = "IRONLAW_ZYGOTE"  # a shared zygote's socket, set by `grade` for its graders
@@ -38,6 +39,10 @@ SIGNAL_CAUSES = {
     signal.SIGSEGV: N_("crashed: segmentation fault"),
     signal.SIGABRT: N_("crashed: aborted"),
 }
+
+
+class SandboxUnavailable(RuntimeError):
+    """No worker could be started; the message is the engine's own and names the cause."""
 
 
 class Zygote:
@@ -55,22 +60,31 @@ class Zygote:
         env = {k: v for k, v in os.environ.items() if not k.startswith("IRONLAW_SUBMISSION")}
         proc = subprocess.Popen(
             [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide),
-             "--secrets", json.dumps(secret_list())],
+             "--secrets", json.dumps(secret_list()), "--preload", json.dumps(preload_list())],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd="/", preexec_fn=_die_with_parent,
         )
         line = proc.stdout.readline()
         if line.strip() != b"ready":
             proc.kill()
-            raise RuntimeError(f"the sandbox zygote did not start: {line!r}")
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise SandboxUnavailable(f"the sandbox zygote did not start: {line!r}")
         return cls(path, proc, tmpdir)
 
     def request(self, req: dict, timeout: float = 10.0) -> tuple[socket.socket, dict]:
+        data = json.dumps(req).encode()
+        if len(data) > channel.REQUEST_LIMIT:  # the zygote would hang up: say why instead
+            raise SandboxUnavailable(f"a request of {len(data)} bytes is over the zygote's "
+                                     f"{channel.REQUEST_LIMIT}-byte limit")
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
-        s.connect(self.path)
-        channel.send_json(s, req)
-        return s, channel.recv_json(s)
+        try:
+            s.settimeout(timeout)
+            s.connect(self.path)
+            channel.send(s, data)
+            return s, channel.recv_json(s)
+        except BaseException:
+            s.close()
+            raise
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -112,6 +126,14 @@ def secret_list() -> list[str]:
     return sorted(str(r / d) for r in roots for d in ("solutions", "tests") if (r / d).is_dir())
 
 
+def preload_list() -> list[str]:
+    """What the zygote imports for student code: the course file's choice, when there is a course."""
+    try:
+        return list(course.load().preload)
+    except (FileNotFoundError, course.CourseError):
+        return []
+
+
 def zygote() -> Zygote:
     """One zygote per grader process (or the batch's shared one)."""
     if "z" not in _shared:
@@ -124,17 +146,11 @@ def zygote() -> Zygote:
 def shared_zygote(hide: list[Path] = ()):
     """One warm zygote for a whole batch; grader processes find it via the env."""
     z = Zygote.start(hide_list([str(Path(p).resolve()) for p in hide]))
-    saved = {k: os.environ.get(k) for k in (ZYGOTE_ENV, HIDE_ENV)}
-    os.environ[ZYGOTE_ENV] = z.path
-    os.environ[HIDE_ENV] = os.pathsep.join(str(Path(p).resolve()) for p in hide)
     try:
-        yield z
+        with scoped_environ(**{ZYGOTE_ENV: z.path,
+                               HIDE_ENV: os.pathsep.join(str(Path(p).resolve()) for p in hide)}):
+            yield z
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         z.stop()
 
 
@@ -180,6 +196,14 @@ class SandboxBackend:
         # contents, not paths: the zygote's workers no longer see the grader's folders
         paths = {f: Path(code_dir) / f for f in manifest.student_files if (Path(code_dir) / f).is_file()}
         paths.update({f: Path(assignment_dir) / f for f in manifest.support_files})
+        self.broken: errors.StudentCodeError | None = None  # the submission cannot even load
+        # Staging refuses larger files; `check --sandbox` reads a student's folder as it is. Bounded
+        # files keep every spawn request under the zygote's limit, which is derived from this one.
+        too_big = sorted(f for f, p in paths.items() if p.stat().st_size > MAX_FILE_BYTES)
+        if too_big:
+            self.broken = errors.StudentCodeError(errors.MISSING_FILE, _("file {file} is larger than {mib} MiB").format(
+                file=too_big[0], mib=MAX_FILE_BYTES // 2**20))
+            paths = {}
         files = {f: base64.b64encode(p.read_bytes()).decode() for f, p in paths.items()}
         lim = manifest.limits
         self.req = {
@@ -196,7 +220,6 @@ class SandboxBackend:
         self.calls = 0  # calls the current worker has served
         self.baseline_rss = 0  # the current worker's resident memory before student code loaded
         self.budget_end: float | None = None  # time.monotonic() when the submission's budget runs out
-        self.broken: errors.StudentCodeError | None = None  # the submission cannot even load
         self.timed_out: set[str] = set()  # functions that hit the time limit once already
         self.group: cgroups.WorkerGroup | None = None
 
@@ -221,18 +244,14 @@ class SandboxBackend:
         deadline, is_budget = self._deadline(timeout + 5)  # hello comes after importing the files
         if deadline <= time.monotonic():
             raise self._budget_error()
-        self.work = tempfile.mkdtemp(prefix="ironlaw-work-")  # used only where there are no namespaces
-        conn, first = zygote().request({**self.req, "work": self.work}, timeout=SPAWN_TIMEOUT_S)
-        self.conn, self.pid = conn, first["pid"]
         try:
-            self.worker_pid = channel.recv_json(conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)["worker_pid"]
-            report = channel.recv_json(conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)
-        except (socket.timeout, channel.ChannelClosed, OSError, ValueError, KeyError, TypeError) as exc:
+            report = self._start_worker()
+        except Exception as exc:  # noqa: BLE001  (the same request would fail the same way: never retried)
             self._kill()
-            raise RuntimeError(f"sandbox setup failed: no report from the worker ({type(exc).__name__})") from None
-        if "fatal" in report:
-            self._kill()
-            raise RuntimeError(report["fatal"])
+            self.broken = errors.StudentCodeError(errors.CRASH, _(
+                "the sandbox could not start a worker for your code: {cause}").format(cause=_spawn_cause(exc)))
+            raise self.broken from None
+        conn = self.conn
         self.baseline_rss = _reset_peak(self.worker_pid)  # before any student code: trusted
         self.group = cgroups.for_worker(self.worker_pid, NPROC)
         report = {**report, "report": {**report["report"], "process_group": self.group is not None}}
@@ -258,6 +277,22 @@ class SandboxBackend:
         self.spawn_s.append(time.perf_counter() - t0)
         self.isolation = {**report["report"], "timeout_s": timeout, "sandbox": True,
                           "ready_ms": round(self.spawn_s[-1] * 1e3, 1)}  # on the grader's clock
+
+    def _start_worker(self) -> dict:
+        """Ask the zygote for a worker; its isolation report, sent before any student code ran."""
+        self.work = tempfile.mkdtemp(prefix="ironlaw-work-")  # used only where there are no namespaces
+        self.conn, first = zygote().request({**self.req, "work": self.work}, timeout=SPAWN_TIMEOUT_S)
+        self.pid = first["pid"]
+        try:
+            self.worker_pid = channel.recv_json(self.conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)["worker_pid"]
+            report = channel.recv_json(self.conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)
+        except (socket.timeout, channel.ChannelClosed, OSError, ValueError, KeyError, TypeError) as exc:
+            raise SandboxUnavailable(f"sandbox setup failed: no report from the worker ({type(exc).__name__})") from None
+        if isinstance(report, dict) and "fatal" in report:
+            raise SandboxUnavailable(str(report["fatal"]))
+        if not isinstance(report, dict) or not isinstance(report.get("report"), dict):
+            raise SandboxUnavailable("sandbox setup failed: the worker's report is malformed")
+        return report
 
     def _kill(self) -> None:
         for target, kill in ((self.pid, os.killpg), (self.worker_pid, os.kill)):
@@ -352,8 +387,6 @@ class SandboxBackend:
             raise errors.StudentCodeError.from_dict(err)
         return msg["ok"], measurement
 
-        return msg["ok"], measurement
-
     def _measurement(self, wall: float, cpu0: int | None) -> seam.Measurement:
         try:
             after = _proc_fields(self.worker_pid)
@@ -367,6 +400,15 @@ class SandboxBackend:
 
 
 NPROC = 64  # threads and processes of one worker (each has its own uid)
+
+
+def _spawn_cause(exc: Exception) -> str:
+    """Why no worker started, without a path of the grader's (an OSError's filename)."""
+    if isinstance(exc, SandboxUnavailable):
+        return str(exc)  # the engine's own words (a refusal names its fix)
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{type(exc).__name__}: {exc.strerror}"
+    return type(exc).__name__
 
 
 def _reset_peak(pid: int) -> int:

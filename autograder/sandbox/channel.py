@@ -4,6 +4,12 @@ Control messages are JSON; calls and results are ``autograder.calls.wire``
 payloads.  A reader never trusts the length it is sent beyond ``limit``,
 and with a ``deadline`` (a ``time.monotonic()`` value) the whole message,
 however slowly it trickles in, must arrive by then, or ``socket.timeout``.
+
+Two limits.  ``CONTROL_LIMIT`` bounds the small messages (a pid, the
+isolation report, hello, go, a status).  ``REQUEST_LIMIT`` bounds what the
+zygote reads: a spawn request carries every file of the submission, base64
+inside JSON, so it is derived from the staging limit and the manifest's
+file count, and no submission staging accepts can be over it.
 """
 
 from __future__ import annotations
@@ -13,8 +19,23 @@ import socket
 import struct
 import time
 
+from autograder.calls.limits import MAX_FILE_BYTES, MAX_FILES, MAX_NAME_BYTES
+
 _LEN = struct.Struct("!Q")
 CONTROL_LIMIT = 1 << 20
+
+
+def base64_size(n: int) -> int:
+    return 4 * -(-n // 3)
+
+
+# One file in the spawn request: its base64 text (JSON-safe, nothing escaped), its name twice (a
+# key of "files" and an item of student_files or support_files), each at worst 6 bytes a byte
+# ("\uXXXX"), with quotes and separators. The rest of the request (op, lang, limits, the work
+# folder's path, up to PATH_MAX escaped) fits in REQUEST_OVERHEAD.
+FILE_OVERHEAD = 2 * (6 * MAX_NAME_BYTES + 8)
+REQUEST_OVERHEAD = 6 * 4096 + 4096
+REQUEST_LIMIT = MAX_FILES * (base64_size(MAX_FILE_BYTES) + FILE_OVERHEAD) + REQUEST_OVERHEAD
 
 
 class ChannelClosed(EOFError):

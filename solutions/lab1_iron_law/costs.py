@@ -13,6 +13,15 @@ every function below (the tests rely on them):
   (arguments) or kW (results), energy in kWh.
 * peak_flop_per_s is the peak of ONE device unless a docstring says otherwise.
 * Every number returned is a float.
+
+Your task: replace every `raise NotImplementedError` below with code.  Each
+docstring is the contract the tests check; `autograder check lab1` runs the
+public tests, and hidden ones run at grading.
+
+Tóm tắt (tiếng Việt): định luật sắt thành công cụ tính.  O = 6 * P * T FLOP;
+tốc độ là FLOP/s, thời gian là giây (trừ khi tên ghi giờ hay ngày); tiền là
+đô la, công suất là W (đối số) hay kW (kết quả), năng lượng là kWh;
+peak_flop_per_s là đỉnh của MỘT thiết bị; mọi số trả về đều là float.
 """
 
 from __future__ import annotations
@@ -34,8 +43,14 @@ def training_flops(n_params: float, n_tokens: float) -> float:
 
     Returns:
         float: 6 * n_params * n_tokens.
+
+    Tóm tắt (tiếng Việt): ước lượng FLOP huấn luyện transformer dày (dense): trả
+    về float 6 * n_params * n_tokens (mỗi tham số 2 FLOP mỗi token ở lượt xuôi,
+    4 ở lượt ngược; bỏ qua các tích attention giữa hai giá trị kích hoạt).
     """
+    ### BEGIN SOLUTION
     return 6.0 * n_params * n_tokens
+    ### END SOLUTION
 
 
 def iron_law_time_s(flops: float, peak_flop_per_s: float, efficiency: float, data_bytes: float = 0.0,
@@ -53,9 +68,15 @@ def iron_law_time_s(flops: float, peak_flop_per_s: float, efficiency: float, dat
 
     Returns:
         float seconds.
+
+    Tóm tắt (tiếng Việt): thời gian, float giây, = data_bytes / bandwidth_bytes_per_s
+    + flops / (peak_flop_per_s * efficiency) + latency_s (cộng, không chồng lấp);
+    peak_flop_per_s ở đây là đỉnh TỔNG của mọi thiết bị.
     """
+    ### BEGIN SOLUTION
     assert peak_flop_per_s > 0 and efficiency > 0, "the peak rate and the efficiency must be positive"
     return data_bytes / bandwidth_bytes_per_s + flops / (peak_flop_per_s * efficiency) + latency_s
+    ### END SOLUTION
 
 
 def model_flops_utilization(n_params: float, tokens_per_step: float, step_time_s: float,
@@ -71,9 +92,15 @@ def model_flops_utilization(n_params: float, tokens_per_step: float, step_time_s
 
     Returns:
         float, a fraction (0.3 to 0.5 for good production runs).
+
+    Tóm tắt (tiếng Việt): MFU = (6 * n_params * tokens_per_step / step_time_s)
+    / (n_devices * peak_flop_per_s), chỉ tính FLOP hữu ích (phần tính lại không
+    được tính); trả về float, một tỉ lệ.
     """
+    ### BEGIN SOLUTION
     achieved = training_flops(n_params, tokens_per_step) / step_time_s
     return achieved / (n_devices * peak_flop_per_s)
+    ### END SOLUTION
 
 
 def rent_vs_buy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per_s: float, mfu: float,
@@ -96,7 +123,13 @@ def rent_vs_buy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per_s: 
     Example (Llama 2 70B: 70e9 params, 2e12 tokens, 1024 H100 at 989e12,
     MFU 0.5, $3 per GPU-hour, $30,000 per GPU): 8.4e23 FLOPs, 19.2 days,
     471,857 GPU-hours, $1.42M to rent, $30.72M to buy, 21.7 runs.
+
+    Tóm tắt (tiếng Việt): chi phí thuê một lần huấn luyện (training_flops trên
+    n_gpus GPU, mỗi GPU ở peak_flop_per_s * mfu) so với mua GPU; trả về dict các
+    float với đúng các khoá "flops", "days", "gpu_hours", "rent_cost", "buy_cost"
+    (đô la) và "breakeven_runs" = buy_cost / rent_cost.
     """
+    ### BEGIN SOLUTION
     flops = training_flops(n_params, n_tokens)
     seconds = iron_law_time_s(flops, n_gpus * peak_flop_per_s, mfu)
     gpu_hours = n_gpus * seconds / SECONDS_PER_HOUR  # every GPU is billed for the whole run
@@ -104,6 +137,7 @@ def rent_vs_buy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per_s: 
     buy = n_gpus * gpu_price
     return {"flops": flops, "days": seconds / SECONDS_PER_DAY, "gpu_hours": gpu_hours,
             "rent_cost": rent, "buy_cost": buy, "breakeven_runs": buy / rent}
+    ### END SOLUTION
 
 
 def implied_mfu(n_params: float, n_tokens: float, gpu_hours: float, peak_flop_per_s: float) -> float:
@@ -116,8 +150,14 @@ def implied_mfu(n_params: float, n_tokens: float, gpu_hours: float, peak_flop_pe
 
     Returns:
         float, a fraction.
+
+    Tóm tắt (tiếng Việt): MFU mà một lần chạy được báo cáo phải đạt, suy ra từ số
+    giờ-GPU: training_flops(n_params, n_tokens) / (gpu_hours * 3600 *
+    peak_flop_per_s); trả về float.
     """
+    ### BEGIN SOLUTION
     return training_flops(n_params, n_tokens) / (gpu_hours * SECONDS_PER_HOUR * peak_flop_per_s)
+    ### END SOLUTION
 
 
 def training_energy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per_s: float, mfu: float,
@@ -138,8 +178,15 @@ def training_energy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per
 
     Example (7B model, 1e12 tokens, 1024 A100 at 312e12 and MFU 0.5, 400 W
     each, 128 hosts at 200 W, PUE 1): 73.0 h, 435.2 kW, 31,784 kWh.
+
+    Tóm tắt (tiếng Việt): năng lượng của một lần huấn luyện dài đúng như định luật
+    sắt cho; trả về dict các float với đúng các khoá "hours", "power_kw" (công
+    suất IT (n_gpus * gpu_watts + n_hosts * host_watts) / 1000, KHÔNG nhân PUE)
+    và "energy_kwh" = power_kw * hours * pue.
     """
+    ### BEGIN SOLUTION
     flops = training_flops(n_params, n_tokens)
     hours = iron_law_time_s(flops, n_gpus * peak_flop_per_s, mfu) / SECONDS_PER_HOUR
     power_kw = (n_gpus * gpu_watts + n_hosts * host_watts) / 1000.0
     return {"hours": hours, "power_kw": power_kw, "energy_kwh": power_kw * hours * pue}
+    ### END SOLUTION

@@ -20,6 +20,16 @@ Conventions used by every function below (the tests rely on them):
   embeddings, the final LayerNorm and the language-model head.
 * Counts are exact Python ints (type int, not float: integer arithmetic,
   d // h and never d / h).  The tests check the type.
+
+Your task: replace every `raise NotImplementedError` below with code.  Each
+docstring is the contract the tests check; `autograder check lab1` runs the
+public tests, and hidden ones run at grading.
+
+Tóm tắt (tiếng Việt): đếm FLOP của một lớp GPT-2 (lượt xuôi và lượt ngược),
+rồi đo tỉ lệ thông lượng đỉnh mà phép nhân ma trận đạt trên một thiết bị
+(CPU này, hoặc thiết bị mô phỏng của lab1_device.py).  Một FLOP
+là một phép cộng hoặc nhân dấu phẩy động ((m, k) @ (k, n) tốn 2*m*k*n FLOP);
+đếm cả ma trận điểm S x S (không chia đôi); số đếm là int, tính cho một lớp.
 """
 
 from __future__ import annotations
@@ -52,9 +62,14 @@ def matmul_flops(m: int, k: int, n: int) -> int:
 
     Returns:
         int: 2 * m * k * n.
+
+    Tóm tắt (tiếng Việt): trả về số FLOP của tích (m, k) @ (k, n), tức int
+    2 * m * k * n (một phép nhân-cộng là 2 FLOP).
     """
+    ### BEGIN SOLUTION
     assert min(m, k, n) >= 0, "matrix dimensions must be non-negative"
     return 2 * m * k * n
+    ### END SOLUTION
 
 
 def layer_matmul_flops(B: int, S: int, d: int, h: int) -> dict:
@@ -77,7 +92,12 @@ def layer_matmul_flops(B: int, S: int, d: int, h: int) -> dict:
 
     Example (GPT-2 XL, B=32, S=1024, d=1600, h=25), in GFLOP:
         503.3, 107.4, 107.4, 167.8, 1342.2; total 2228.0.
+
+    Tóm tắt (tiếng Việt): FLOP lượt xuôi của các phép nhân ma trận trong một lớp
+    GPT-2, dạng dict các int với đúng các khoá "qkv", "scores", "attn_v",
+    "out_proj", "mlp", "total"; đếm cả ma trận điểm S x S, không tính bias.
     """
+    ### BEGIN SOLUTION
     assert d % h == 0, f"d_model={d} is not divisible by h={h} heads"
     d_head = d // h
     tokens = B * S  # projections treat every token of every sequence as a row
@@ -92,6 +112,7 @@ def layer_matmul_flops(B: int, S: int, d: int, h: int) -> dict:
     }
     counts["total"] = sum(counts.values())
     return counts
+    ### END SOLUTION
 
 
 # ----------------------------------------------------------------------------
@@ -120,7 +141,13 @@ def elementwise_flops(B: int, S: int, d: int, h: int) -> dict:
 
     Returns:
         dict of int FLOPs with exactly the keys above.
+
+    Tóm tắt (tiếng Việt): FLOP lượt xuôi của phần không phải phép nhân ma trận
+    trong một lớp, theo chi phí trên mỗi phần tử ở các hằng số phía trên; trả về
+    dict các int với đúng các khoá "softmax", "layernorm", "gelu", "residual",
+    "bias", "total".
     """
+    ### BEGIN SOLUTION
     assert d % h == 0, f"d_model={d} is not divisible by h={h} heads"
     tokens = B * S
     counts = {
@@ -132,6 +159,7 @@ def elementwise_flops(B: int, S: int, d: int, h: int) -> dict:
     }
     counts["total"] = sum(counts.values())
     return counts
+    ### END SOLUTION
 
 
 def matmul_fraction(B: int, S: int, d: int, h: int) -> float:
@@ -143,10 +171,15 @@ def matmul_fraction(B: int, S: int, d: int, h: int) -> float:
 
     Returns:
         float in (0, 1).
+
+    Tóm tắt (tiếng Việt): tỉ lệ FLOP lượt xuôi của một lớp là phép nhân ma trận:
+    tổng matmul / (tổng matmul + tổng phần còn lại); trả về float trong (0, 1).
     """
+    ### BEGIN SOLUTION
     mm = layer_matmul_flops(B, S, d, h)["total"]
     other = elementwise_flops(B, S, d, h)["total"]
     return mm / (mm + other)
+    ### END SOLUTION
 
 
 # ----------------------------------------------------------------------------
@@ -166,10 +199,16 @@ def layer_backward_flops(B: int, S: int, d: int, h: int) -> dict:
     Returns:
         dict of int FLOPs with the same keys as layer_matmul_flops
         ("qkv", "scores", "attn_v", "out_proj", "mlp", "total").
+
+    Tóm tắt (tiếng Việt): FLOP lượt ngược của các phép nhân ma trận trong một lớp:
+    mỗi phép nhân ma trận tốn 2 lần FLOP lượt xuôi; không đếm phần không phải
+    matmul.  Trả về dict các int với cùng các khoá như layer_matmul_flops.
     """
+    ### BEGIN SOLUTION
     forward = layer_matmul_flops(B, S, d, h)
     # every product is paid twice: once for the input gradient, once for the weight (or other operand) gradient
     return {key: 2 * flops for key, flops in forward.items()}
+    ### END SOLUTION
 
 
 def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
@@ -194,7 +233,13 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
     step is 320.8 TFLOP, the rule gives 294.9 TFLOP, and "attention_quadratic"
     is 30.9 TFLOP.  (The rule's P = 1.5e9 also includes embeddings, which do
     no matmul work here; that is why the gap is not exactly 30.9.)
+
+    Tóm tắt (tiếng Việt): FLOP nhân ma trận của một bước huấn luyện (lượt xuôi +
+    lượt ngược) của n_layers lớp transformer; trả về dict các int với đúng các
+    khoá "forward", "backward", "total" (= 3x lượt xuôi) và "attention_quadratic"
+    (phần của "scores" và "attn_v", cả lượt xuôi lẫn lượt ngược).
     """
+    ### BEGIN SOLUTION
     fwd = layer_matmul_flops(B, S, d, h)
     bwd = layer_backward_flops(B, S, d, h)
     L = n_layers
@@ -205,17 +250,20 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
         # products of two activations: no parameter takes part, so 6*P*tokens misses them
         "attention_quadratic": L * sum(c["scores"] + c["attn_v"] for c in (fwd, bwd)),
     }
+    ### END SOLUTION
 
 
 # ----------------------------------------------------------------------------
 # Measured throughput: how much of the peak rate a matmul reaches
 
 
+### BEGIN SOLUTION NO PROMPT
 def _seconds_of_one(dev, X, W) -> float:
     """Seconds of one product X @ W on the device's clock."""
     t0 = dev.clock()
     dev.matmul(X, W)
     return dev.clock() - t0
+### END SOLUTION
 
 
 def measure_peak_flop_per_s(n: int = 512, repeats: int = 10, device: dict | None = None) -> float:
@@ -234,12 +282,22 @@ def measure_peak_flop_per_s(n: int = 512, repeats: int = 10, device: dict | None
 
     Returns:
         float FLOP/s.
+
+    Tóm tắt (tiếng Việt): mọi việc đi qua lab1_device.open_device(device)
+    (None: CPU này; dict: thiết bị mô phỏng).  Tạo hai toán hạng (n, n) bằng
+    randn của thiết bị, chạy một tích khởi động không bấm giờ, rồi bấm giờ
+    riêng từng tích trong `repeats` tích bằng device.clock() ngay trước và
+    ngay sau mỗi device.matmul(X, W); trả về tốc độ cao nhất 2*n**3 / (thời
+    gian nhanh nhất), float FLOP/s (lấy lần TỐT NHẤT, không lấy trung bình hay
+    trung vị).  Không đổi thiết lập luồng của torch.  Mỗi lần gọi có giới hạn 10 s.
     """
+    ### BEGIN SOLUTION
     dev = lab1_device.open_device(device)
     X, W = dev.randn(n, n), dev.randn(n, n)
     dev.matmul(X, W)  # warm-up: the first call pays for allocation and kernel selection
     fastest = min(_seconds_of_one(dev, X, W) for _ in range(repeats))
     return matmul_flops(n, n, n) / fastest
+    ### END SOLUTION
 
 
 def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, repeats: int = 5,
@@ -278,7 +336,18 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
         "peak_flop_per_s": float, the peak used.
         "utilization":     list[float], flop_per_s / peak_flop_per_s.
         Every list has one entry per batch size, in the given order.
+
+    Tóm tắt (tiếng Việt): mọi việc đi qua lab1_device.open_device(device).
+    Với mỗi b (các giá trị khác nhau), đo X (b, d_in) @ W (d_in, d_out): mỗi
+    tích khởi động một lần không bấm giờ, rồi `repeats` vòng xen kẽ các batch,
+    bấm giờ từng tích bằng device.clock(); lấy TRUNG VỊ (statistics.median:
+    với số lần lặp chẵn là trung bình của hai giá trị giữa).  Đỉnh là
+    peak_flop_per_s nếu có, nếu không là max(measure_peak_flop_per_s(device=device),
+    tốc độ cao nhất của các batch).  Không đổi thiết lập luồng của torch.
+    Mỗi lần gọi có giới hạn 10 s.  Trả về dict với đúng các khoá ở trên
+    (flops là int chính xác; mỗi list một phần tử cho mỗi batch).
     """
+    ### BEGIN SOLUTION
     probe = measure_peak_flop_per_s(device=device) if peak_flop_per_s is None else None
     dev = lab1_device.open_device(device)
     W = dev.randn(d_in, d_out)  # (d_in, d_out): one layer's weight
@@ -296,3 +365,4 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
     peak = float(peak_flop_per_s) if probe is None else max(probe, *rates)
     return {"batch_sizes": list(batch_sizes), "flops": flops, "seconds": seconds, "flop_per_s": rates,
             "peak_flop_per_s": peak, "utilization": [r / peak for r in rates]}
+    ### END SOLUTION

@@ -1,5 +1,9 @@
 """Lab 2, part 2: gradient accumulation.
 
+Your task: implement every function below that raises NotImplementedError.
+The docstrings are the contract: the grader relies on exactly the conventions
+they state, and calls every function with keyword arguments.
+
 Chapter sections 6 (optimizing the training pipeline) and 8 (pitfalls).
 
 A batch of B examples that does not fit in memory is processed as k
@@ -14,6 +18,11 @@ so each micro-batch's mean loss is scaled by b_j / B before backward (that
 is 1/k when all micro-batches have the same size).  Batches are dicts
 ``{"x": (B, d_in) float tensor, "y": (B,) int64 tensor}`` as made by
 ``lab2_models.make_batch``.
+
+Tóm tắt (tiếng Việt): cài đặt mọi hàm đang raise NotImplementedError. Batch B
+mẫu được xử lý thành k micro-batch tối đa b mẫu; mất mát trung bình của
+micro-batch j được nhân với b_j / B (= 1/k khi bằng nhau) trước backward. Batch
+là dict ``{"x": (B, d_in) float tensor, "y": (B,) int64 tensor}``.
 """
 
 from __future__ import annotations
@@ -32,10 +41,18 @@ def split_batch(*, batch: dict[str, torch.Tensor], micro_batch_size: int) -> lis
     Returns k = ceil(B / b) micro-batches.  This is not equal chunking:
     ``torch.chunk`` and ``np.array_split`` cut k near-equal parts, so for
     B = 9, b = 4 they give sizes 3, 3, 3 where this contract gives 4, 4, 1.
+
+    Tóm tắt (tiếng Việt): chia batch thành k = ceil(B / b) micro-batch liên
+    tiếp, giữ nguyên thứ tự, chỉ micro-batch cuối có thể ngắn hơn; mỗi
+    micro-batch là dict cùng khoá với ``batch``. Đây không phải chia đều:
+    với B = 9, b = 4, ``torch.chunk`` và ``np.array_split`` cho 3, 3, 3, còn
+    hợp đồng này cho 4, 4, 1.
     """
+    ### BEGIN SOLUTION
     assert micro_batch_size >= 1, f"micro_batch_size must be >= 1, got {micro_batch_size}"
     B = len(batch["y"])
     return [{key: v[i : i + micro_batch_size] for key, v in batch.items()} for i in range(0, B, micro_batch_size)]
+    ### END SOLUTION
 
 
 def accumulate_and_step(
@@ -84,7 +101,19 @@ def accumulate_and_step(
     of more than ``micro_batch_size`` examples loses the question even when
     the gradient is right.  Each call has the lab's 30 s limit
     (``lab.toml`` ``timeout_s``); the grader's cases take milliseconds.
+
+    Tóm tắt (tiếng Việt): SGD(lr) thuần; với mỗi batch lớn: ``split_batch``, mỗi
+    micro-batch đi qua mô hình đúng một lần (lượt xuôi) và backward một lần với
+    mất mát nhân b_j / B, ghi gradient tích luỹ, bước một lần; gradient không rò
+    sang batch sau; không bao giờ đưa cả batch lớn qua mô hình. Trả về
+    ``"grads"`` (dict mỗi bước), ``"params"`` (bản sao detach, theo dtype của
+    config) và ``"forward_log"``: ``model.forward_log`` nguyên vẹn. Trình chấm
+    so gradient và tham số với SGD trên batch lớn, và so nhật ký lượt xuôi với
+    các micro-batch nó mong đợi: một lượt xuôi cho mỗi micro-batch, đúng thứ
+    tự, đúng các mẫu; một lượt xuôi nhiều hơn ``micro_batch_size`` mẫu làm mất
+    điểm câu hỏi dù gradient đúng. Mỗi lần gọi có giới hạn 30 s.
     """
+    ### BEGIN SOLUTION
     model = lab2_models.build_model(config)
     model.load_state_dict(state_dict)
     opt = torch.optim.SGD(model.parameters(), lr=lr)
@@ -100,3 +129,4 @@ def accumulate_and_step(
         opt.step()
     return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()},
             "forward_log": model.forward_log}  # recorded by the shipped model, not by this code
+    ### END SOLUTION

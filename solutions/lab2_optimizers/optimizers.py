@@ -1,5 +1,9 @@
 """Lab 2, part 1: optimizers, their state, gradient noise and the schedule.
 
+Your task: implement every function below that raises NotImplementedError.
+The docstrings are the contract: the grader relies on exactly the conventions
+they state, and calls every function with keyword arguments.
+
 Chapter sections 3 (mathematical foundations) and 4 (pipeline architecture).
 
 Conventions used everywhere in this file:
@@ -14,6 +18,11 @@ Conventions used everywhere in this file:
   grader can replay the same gradients through ``torch.optim`` and compare.
 * Optimizer names: ``"sgd"`` (no momentum), ``"momentum"`` (SGD with
   momentum), ``"rmsprop"``, ``"adam"``.
+
+Tóm tắt (tiếng Việt): cài đặt mọi hàm đang raise NotImplementedError; docstring
+là hợp đồng, mọi hàm được gọi bằng đối số từ khoá. Mảng NumPy ``float64``, trả
+về mảng mới, không sửa đầu vào; trạng thái là dict tên khoá như PyTorch (``{}``
+trước bước đầu), theo mặc định của ``torch.optim``.
 """
 
 from __future__ import annotations
@@ -65,7 +74,13 @@ def sgd_step(
 
     Returns ``(new_params, new_state)``; ``new_params`` has params' shape,
     dtype float64.
+
+    Tóm tắt (tiếng Việt): g = grads + weight_decay * params; momentum == 0:
+    ``params - lr * g``, trạng thái ``{}``; momentum > 0: bước đầu buf = g (không
+    nhân 1 - momentum), rồi buf = momentum * buf + g, ``params - lr * buf``, trạng
+    thái ``{"momentum_buffer": buf}``. Trả về ``(new_params, new_state)``, float64.
     """
+    ### BEGIN SOLUTION
     assert params.shape == grads.shape, f"params {params.shape} and grads {grads.shape} differ in shape"
     g = grads + weight_decay * params
     if momentum == 0:
@@ -73,6 +88,7 @@ def sgd_step(
     # torch starts the buffer at the first gradient, which avoids a slow warm-up from zero
     buf = g.copy() if "momentum_buffer" not in state else momentum * state["momentum_buffer"] + g
     return params - lr * buf, {"momentum_buffer": buf}
+    ### END SOLUTION
 
 
 def rmsprop_step(
@@ -95,12 +111,19 @@ def rmsprop_step(
     * ``step`` counts the steps taken, 1 after the first call.
 
     Returns ``(new_params, {"step": int, "square_avg": array})``.
+
+    Tóm tắt (tiếng Việt): g = grads + weight_decay * params; square_avg bắt đầu
+    từ 0, square_avg = alpha * square_avg + (1 - alpha) * g**2; cập nhật
+    ``params - lr * g / (sqrt(square_avg) + eps)`` (eps ngoài căn); step = 1 sau
+    lần gọi đầu. Trả về ``(new_params, {"step": int, "square_avg": array})``.
     """
+    ### BEGIN SOLUTION
     assert params.shape == grads.shape, f"params {params.shape} and grads {grads.shape} differ in shape"
     g = grads + weight_decay * params
     step = state.get("step", 0) + 1
     square_avg = alpha * state.get("square_avg", np.zeros_like(params)) + (1 - alpha) * g * g
     return params - lr * g / (np.sqrt(square_avg) + eps), {"step": step, "square_avg": square_avg}
+    ### END SOLUTION
 
 
 def adam_step(
@@ -125,7 +148,13 @@ def adam_step(
       after the bias correction, outside the square root.
 
     Returns ``(new_params, {"step": t, "exp_avg": array, "exp_avg_sq": array})``.
+
+    Tóm tắt (tiếng Việt): g = grads + weight_decay * params (L2 ghép, không phải
+    AdamW); hai moment bắt đầu từ 0, t = 1 ở lần gọi đầu; cập nhật
+    ``params - lr * m_hat / (sqrt(v_hat) + eps)`` (eps ngoài căn). Trả về
+    ``(new_params, {"step": t, "exp_avg": array, "exp_avg_sq": array})``.
     """
+    ### BEGIN SOLUTION
     assert params.shape == grads.shape, f"params {params.shape} and grads {grads.shape} differ in shape"
     beta1, beta2 = betas
     g = grads + weight_decay * params
@@ -136,6 +165,7 @@ def adam_step(
     m_hat = m / (1 - beta1**t)
     v_hat = v / (1 - beta2**t)
     return params - lr * m_hat / (np.sqrt(v_hat) + eps), {"step": t, "exp_avg": m, "exp_avg_sq": v}
+    ### END SOLUTION
 
 
 # -- 2. trajectories on a 2-D loss surface -----------------------------------------
@@ -149,7 +179,13 @@ def loss_surface(*, surface: str, xy: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
     Returns ``(loss, grad)``: loss has shape (...), grad has shape (..., 2)
     with grad[..., 0] = df/dx and grad[..., 1] = df/dy; both float64.
+
+    Tóm tắt (tiếng Việt): mất mát và gradient của mặt ``"quadratic"`` hoặc
+    ``"rosenbrock"`` tại các điểm ``xy`` shape (..., 2). Trả về
+    ``(loss, grad)``: loss shape (...), grad shape (..., 2) với grad[..., 0] =
+    df/dx, grad[..., 1] = df/dy; cả hai float64.
     """
+    ### BEGIN SOLUTION
     assert surface in SURFACES, f"surface must be one of {SURFACES}, got {surface!r}"
     xy = np.asarray(xy, dtype=np.float64)
     assert xy.shape[-1] == 2, f"xy must have shape (..., 2), got {xy.shape}"
@@ -159,6 +195,7 @@ def loss_surface(*, surface: str, xy: np.ndarray) -> tuple[np.ndarray, np.ndarra
     r = y - x**2  # distance from the valley floor y = x^2
     loss = (1 - x) ** 2 + 100 * r**2
     return loss, np.stack([-2 * (1 - x) - 400 * x * r, 200 * r], axis=-1)
+    ### END SOLUTION
 
 
 def trajectory(*, surface: str, optimizer: str, start: tuple[float, float], steps: int, hparams: dict) -> np.ndarray:
@@ -184,7 +221,16 @@ def trajectory(*, surface: str, optimizer: str, start: tuple[float, float], step
     need not match torch's.  Each call has the lab's 30 s limit
     (``lab.toml`` ``timeout_s``); the grader's 100-step cases take
     milliseconds.
+
+    Tóm tắt (tiếng Việt): chạy ``steps`` bước của bộ tối ưu trên mặt mất mát, từ
+    ``start``, với gradient chính xác của ``loss_surface``; ``"sgd"`` và
+    ``"momentum"`` dùng ``sgd_step`` (momentum mặc định 0.9). Trả về các điểm đã
+    đi qua, shape (steps + 1, 2), float64; hàng 0 là ``start``. Trình chấm so
+    từng điểm với ``torch.optim`` (rtol 1e-6, atol 1e-9, cộng độ nhạy của chính
+    trường hợp đó với sai số làm tròn), nên không cần khớp thứ tự phép tính của
+    torch. Mỗi lần gọi có giới hạn 30 s.
     """
+    ### BEGIN SOLUTION
     assert optimizer in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"
     hp = dict(hparams)
     if optimizer == "momentum":
@@ -197,6 +243,7 @@ def trajectory(*, surface: str, optimizer: str, start: tuple[float, float], step
         p, state = step_fn(params=p, grads=grad, state=state, **hp)
         path.append(p)
     return np.stack(path)  # (steps + 1, 2)
+    ### END SOLUTION
 
 
 # -- 3. optimizer state: the memory rule, then a real torch optimizer ----------------
@@ -212,7 +259,13 @@ def optimizer_memory(*, num_params: int, optimizer: str, bytes_per_value: int = 
     Returns ``{"param_bytes": int, "state_bytes": int, "total_bytes": int,
     "multiple": int}`` where total = param + state and multiple =
     total / param (1 for SGD, and so on).
+
+    Tóm tắt (tiếng Việt): bộ nhớ tham số cộng trạng thái theo quy tắc của
+    chương, mỗi giá trị ``bytes_per_value`` byte; không tính gradient và bộ đếm
+    step. Trả về các int ``"param_bytes"``, ``"state_bytes"``, ``"total_bytes"``
+    = param + state và ``"multiple"`` = total / param (1 với SGD, ...).
     """
+    ### BEGIN SOLUTION
     assert optimizer in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"
     state_tensors = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adam": 2}[optimizer]
     param_bytes = num_params * bytes_per_value
@@ -223,14 +276,17 @@ def optimizer_memory(*, num_params: int, optimizer: str, bytes_per_value: int = 
         "total_bytes": param_bytes + state_bytes,
         "multiple": 1 + state_tensors,
     }
+    ### END SOLUTION
 
 
+### BEGIN SOLUTION NO PROMPT
 def _torch_optimizer(params, optimizer: str, hparams: dict) -> torch.optim.Optimizer:
     hp = dict(hparams)
     if optimizer == "momentum":
         hp.setdefault("momentum", 0.9)
     cls = {"sgd": torch.optim.SGD, "momentum": torch.optim.SGD, "rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}
     return cls[optimizer](params, **hp)
+### END SOLUTION
 
 
 def optimizer_state_footprint(*, config: dict, optimizer: str, hparams: dict) -> dict:
@@ -259,7 +315,13 @@ def optimizer_state_footprint(*, config: dict, optimizer: str, hparams: dict) ->
     * ``"state_keys"``: the sorted list of distinct keys found in the state
       of any parameter, bookkeeping included (``[]`` if none);
     * ``"multiple"``: (param_bytes + state_bytes) / param_bytes (float).
+
+    Tóm tắt (tiếng Việt): tạo bộ tối ưu ``torch.optim`` thật theo tên, bước một
+    lần; chỉ đếm tensor trạng thái đúng shape của p (numel, numel *
+    element_size() byte), vẫn liệt kê mọi khoá. Trả về số phần tử/byte (int) của
+    tham số và trạng thái, ``"state_keys"`` đã sắp xếp, ``"multiple"`` (float).
     """
+    ### BEGIN SOLUTION
     assert optimizer in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"
     model = lab2_models.build_model(config)
     opt = _torch_optimizer(model.parameters(), optimizer, hparams)
@@ -285,6 +347,7 @@ def optimizer_state_footprint(*, config: dict, optimizer: str, hparams: dict) ->
         "state_keys": sorted(keys),
         "multiple": (param_bytes + state_bytes) / param_bytes,
     }
+    ### END SOLUTION
 
 
 # -- 4. gradient noise: std of the mini-batch gradient ~ 1/sqrt(B) ---------------------
@@ -314,7 +377,15 @@ def gradient_noise(*, config: dict, batch_sizes: list[int], trials: int, pool_si
     per-example gradient of the pool, with a slope of -0.5 ± 0.1.  Each call
     has the lab's 30 s limit (``lab.toml`` ``timeout_s``); its largest case,
     6 batch sizes × 100 trials with one backward each, takes about a second.
+
+    Tóm tắt (tiếng Việt): làm đúng thí nghiệm trên (một rng tạo một lần, ``idx``
+    rút có hoàn lại); std(B) = căn của tổng phương sai (ddof=1) theo toạ độ;
+    khớp ``np.polyfit(np.log(B), np.log(std), 1)``. Trả về
+    ``{"std": (len(batch_sizes),) float64, "slope": float, "intercept": float}``.
+    Trình chấm chạy lại thí nghiệm (rtol 1e-6) và so std(B) với sigma/sqrt(B)
+    (sai lệch tối đa 25%), hệ số góc -0.5 ± 0.1. Mỗi lần gọi có giới hạn 30 s.
     """
+    ### BEGIN SOLUTION
     assert trials >= 2, "the variance over trials needs at least 2 trials"
     model = lab2_models.build_model(config)
     pool = lab2_models.make_batch(config, n=pool_size, seed=seed)
@@ -331,6 +402,7 @@ def gradient_noise(*, config: dict, batch_sizes: list[int], trials: int, pool_si
     std = np.array(std)
     slope, intercept = np.polyfit(np.log(np.asarray(batch_sizes, dtype=np.float64)), np.log(std), 1)
     return {"std": std, "slope": float(slope), "intercept": float(intercept)}
+    ### END SOLUTION
 
 
 # -- 5. GPT-2 XL's schedule and gradient clipping ---------------------------------------
@@ -352,13 +424,19 @@ def lr_schedule(
 
     With the defaults (GPT-2 XL): 0 at step 0, 1.25e-4 at step 250, 2.5e-4
     at step 500, 1.25e-4 at step 25,250, ``min_lr`` at 50,000 and after.
+
+    Tóm tắt (tiếng Việt): warmup tuyến tính ``peak_lr * step / warmup_steps``
+    khi step < warmup_steps, rồi giảm theo cosin từ ``peak_lr`` xuống ``min_lr``
+    tại ``total_steps``, sau đó giữ ``min_lr``. Trả về mảng (N,) float64.
     """
+    ### BEGIN SOLUTION
     s = np.asarray(steps, dtype=np.float64)
     assert (s >= 0).all(), "steps must be >= 0"
     warm = peak_lr * s / warmup_steps
     progress = np.clip((s - warmup_steps) / (total_steps - warmup_steps), 0.0, 1.0)
     cosine = min_lr + 0.5 * (peak_lr - min_lr) * (1 + np.cos(np.pi * progress))
     return np.where(s < warmup_steps, warm, cosine)
+    ### END SOLUTION
 
 
 def clip_grad_norm(*, grads: list[np.ndarray], max_norm: float) -> dict:
@@ -369,7 +447,14 @@ def clip_grad_norm(*, grads: list[np.ndarray], max_norm: float) -> dict:
 
     Returns ``{"grads": list of arrays (same shapes, float64),
     "total_norm": float}``; total_norm is the norm *before* clipping.
+
+    Tóm tắt (tiếng Việt): total_norm = chuẩn L2 toàn cục của mọi mảng; nhân mọi
+    mảng với ``min(1, max_norm / (total_norm + 1e-6))``. Trả về
+    ``{"grads": list mảng float64 cùng shape, "total_norm": float}``; total_norm
+    là chuẩn *trước* khi cắt.
     """
+    ### BEGIN SOLUTION
     total_norm = math.sqrt(sum(float(np.sum(np.square(g))) for g in grads))
     scale = min(1.0, max_norm / (total_norm + 1e-6))  # the 1e-6 keeps a zero gradient from dividing by 0
     return {"grads": [np.asarray(g, dtype=np.float64) * scale for g in grads], "total_norm": total_norm}
+    ### END SOLUTION

@@ -1,4 +1,4 @@
-"""Lab 3: training memory (reference solution).
+"""Lab 3: training memory (your code: fill in every function).
 
 Training memory = weights + gradients + optimizer state + activations.
 This lab measures the four terms on a real (tiny) PyTorch model, derives
@@ -15,6 +15,11 @@ Units and conventions used everywhere in this file:
   ``lab3_models`` module from plain config dicts (see its docstring).  The
   batch is always ``make_batch(config, batch_size, seed=0)``.
 * The bytes of a tensor ``t`` are ``t.numel() * t.element_size()``.
+
+Tóm tắt (tiếng Việt): bộ nhớ huấn luyện = trọng số + gradient + trạng thái bộ
+tối ưu + giá trị kích hoạt.  Số byte là ``int`` (trừ khi docstring ghi float);
+GB = 10⁹ byte, GiB = 2³⁰ byte; byte của tensor ``t`` là ``t.numel() *
+t.element_size()``; batch luôn là ``make_batch(config, batch_size, seed=0)``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ GB = 1e9  # bytes; the chapter's GB is decimal
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
+### BEGIN SOLUTION NO PROMPT
 def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
@@ -59,6 +65,7 @@ def _saved_tensors(model: torch.nn.Module, run):
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         result = run()
     return sum(storages.values()), calls["all"], calls["param"], result
+### END SOLUTION
 
 
 # -- 1. The four terms, measured -------------------------------------------------------
@@ -91,7 +98,13 @@ def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
     Returns ``{"saved_bytes": int, "saved_tensors": int,
     "parameter_saves": int, "module_output_bytes": int}``.
     Remove your hooks before returning.
+
+    Tóm tắt (tiếng Việt): chạy ``forward_loss`` một lần với hai loại hook.
+    ``saved_tensors_hooks``: số lần ``pack``, số lần lưu tham số, và byte của
+    các storage **khác nhau** không phải tham số (giá trị kích hoạt); forward
+    hook trên mọi module lá: tổng byte đầu ra.  Gỡ hook trước khi trả về.
     """
+    ### BEGIN SOLUTION
     model = build_model(config)
     batch = make_batch(config, batch_size, seed=0)
     leaves = [m for m in model.modules() if not list(m.children())]  # modules() yields each once
@@ -109,6 +122,7 @@ def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
             h.remove()
     return {"saved_bytes": saved, "saved_tensors": calls,
             "parameter_saves": param_calls, "module_output_bytes": out_bytes[0]}
+    ### END SOLUTION
 
 
 def measure_four_terms(*, config: dict, batch_size: int, optimizer: dict) -> dict:
@@ -132,7 +146,13 @@ def measure_four_terms(*, config: dict, batch_size: int, optimizer: dict) -> dic
 
     Returns ``{"weights", "gradients", "optimizer_state", "activations",
     "total"}``, all ``int``.
+
+    Tóm tắt (tiếng Việt): sau một lượt xuôi, một lượt ngược và một
+    ``opt.step()``, trả về byte (``int``) của trọng số (mỗi tham số một lần),
+    gradient (``p.grad`` khác ``None``), trạng thái bộ tối ưu (trừ
+    ``"step"``), giá trị kích hoạt (như ``"saved_bytes"``) và tổng.
     """
+    ### BEGIN SOLUTION
     model = build_model(config)
     opt = build_optimizer(model, optimizer)
     batch = make_batch(config, batch_size, seed=0)
@@ -147,6 +167,7 @@ def measure_four_terms(*, config: dict, batch_size: int, optimizer: dict) -> dic
                 if k != "step" and torch.is_tensor(v))
     return {"weights": weights, "gradients": gradients, "optimizer_state": state,
             "activations": activations, "total": weights + gradients + state + activations}
+    ### END SOLUTION
 
 
 # -- 2. Bytes per parameter --------------------------------------------------------------
@@ -165,7 +186,13 @@ def bytes_per_parameter(*, scheme: str) -> dict:
     Returns ``{"weights", "gradients", "master", "adam_m", "adam_v",
     "total"}``, all ``int`` bytes per parameter (``"total"`` is their sum).
     Activations are not included: they scale with the batch, not with P.
+
+    Tóm tắt (tiếng Việt): byte mỗi tham số (``int``) cho trọng số, gradient,
+    bản sao chính FP32, Adam m, Adam v và tổng, theo ``scheme``: 16 với
+    ``"mixed_adam"`` và ``"fp32_adam"``, 18 với ``"mixed_adam_fp32_grads"``;
+    không tính giá trị kích hoạt.
     """
+    ### BEGIN SOLUTION
     fp16, fp32 = 2, 4
     table = {
         "mixed_adam": dict(weights=fp16, gradients=fp16, master=fp32, adam_m=fp32, adam_v=fp32),
@@ -175,6 +202,7 @@ def bytes_per_parameter(*, scheme: str) -> dict:
     assert scheme in table, f"scheme must be one of {sorted(table)}, got {scheme!r}"
     parts = table[scheme]
     return {**parts, "total": sum(parts.values())}
+    ### END SOLUTION
 
 
 def model_state_bytes(*, n_params: int, scheme: str) -> int:
@@ -182,8 +210,14 @@ def model_state_bytes(*, n_params: int, scheme: str) -> int:
     parameters under ``scheme`` (see :func:`bytes_per_parameter`): an ``int``.
 
     Example: 7e9 parameters with ``"mixed_adam"`` is 112 GB (112e9 bytes).
+
+    Tóm tắt (tiếng Việt): ``n_params`` nhân tổng byte mỗi tham số của
+    ``scheme`` (trọng số + gradient + trạng thái bộ tối ưu), một ``int``; 7e9
+    tham số với ``"mixed_adam"`` là 112 GB.
     """
+    ### BEGIN SOLUTION
     return int(n_params) * bytes_per_parameter(scheme=scheme)["total"]
+    ### END SOLUTION
 
 
 # -- 3. Activations per transformer layer (Korthikanti et al.) ----------------------------
@@ -195,9 +229,15 @@ def attention_score_bytes(*, s: int, b: int, a: int) -> dict:
     - ``"dropout_mask"``: the attention-dropout mask, 1 byte per element.
 
     Each has b·a·s·s elements.  Returns the three as ``int`` bytes.
+
+    Tóm tắt (tiếng Việt): byte (``int``) của ba tensor b·a·s·s phần tử của ma
+    trận điểm attention: ``"scores"`` 2 byte/phần tử, ``"softmax"`` 2,
+    ``"dropout_mask"`` 1.
     """
+    ### BEGIN SOLUTION
     n = b * a * s * s  # one (b, a, s, s) tensor
     return {"scores": 2 * n, "softmax": 2 * n, "dropout_mask": 1 * n}
+    ### END SOLUTION
 
 
 def activation_bytes(*, s: int, b: int, h: int, a: int, n_layers: int = 1,
@@ -214,12 +254,18 @@ def activation_bytes(*, s: int, b: int, h: int, a: int, n_layers: int = 1,
     Returns the ``int`` total for ``n_layers`` layers (compute it in integers
     as written on the right, so it is exact).
     GPT-2 XL (s=1024, b=8, h=1600, a=25): 1.494 GB per layer, 71.7 GB for 48.
+
+    Tóm tắt (tiếng Việt): byte giá trị kích hoạt FP16 của ``n_layers`` lớp,
+    một ``int`` tính bằng số nguyên; mỗi lớp 34·s·b·h + 5·a·s²·b (``"none"``),
+    34·s·b·h (``"selective"``) hoặc 2·s·b·h (``"full"``).
     """
+    ### BEGIN SOLUTION
     linear = 34 * s * b * h
     attention = sum(attention_score_bytes(s=s, b=b, a=a).values())  # 5·a·s²·b
     per_layer = {"none": linear + attention, "selective": linear, "full": 2 * s * b * h}
     assert recompute in per_layer, f"recompute must be one of {sorted(per_layer)}, got {recompute!r}"
     return n_layers * per_layer[recompute]
+    ### END SOLUTION
 
 
 # -- 4. Number formats -----------------------------------------------------------------------
@@ -236,7 +282,12 @@ def format_ranges() -> dict:
     - ``"eps"``: ``finfo.eps`` (the gap between 1 and the next value), float;
     - ``"mantissa_bits"``: stored fraction bits, −log2(eps), int;
     - ``"exponent_bits"``: ``finfo.bits − 1 − mantissa_bits``, int.
+
+    Tóm tắt (tiếng Việt): với float32, float16 và bfloat16, đọc từ
+    ``torch.finfo``: ``"max"``, ``"min_normal"``, ``"min_subnormal"``,
+    ``"eps"`` (float), số bit phần định trị và số bit số mũ (int).
     """
+    ### BEGIN SOLUTION
     out = {}
     for name in ("float32", "float16", "bfloat16"):
         f = torch.finfo(DTYPES[name])
@@ -245,6 +296,7 @@ def format_ranges() -> dict:
                      "min_subnormal": float(f.tiny * f.eps), "eps": float(f.eps),
                      "mantissa_bits": mantissa, "exponent_bits": f.bits - 1 - mantissa}
     return out
+    ### END SOLUTION
 
 
 def fp16_gradient_underflow(*, config: dict, batch_size: int, loss_scale: float = 1.0) -> dict:
@@ -272,7 +324,15 @@ def fp16_gradient_underflow(*, config: dict, batch_size: int, loss_scale: float 
     unit inactive on the whole batch: see ``lab3_models``).
 
     Counts are ``int``, fractions ``float``.  ``config`` must be FP32.
+
+    Tóm tắt (tiếng Việt): lượt ngược trên ``loss * loss_scale`` (mô hình
+    FP32), rồi ép mọi gradient sang FP16 và đếm phần tử khác 0, phần tử khác 0
+    thành 0 (underflow), phần tử thành ±inf (overflow); tỉ lệ underflow chung
+    và theo từng tham số.  Phần tử đã bằng đúng 0 trong FP32 **không** phải
+    underflow (nó bằng 0 từ trước khi ép kiểu): không tính vào ``n_nonzero``
+    lẫn ``n_underflow``.  Số đếm là ``int``, tỉ lệ là ``float``.
     """
+    ### BEGIN SOLUTION
     model = build_model(config)
     assert next(model.parameters()).dtype == torch.float32, "fp16_gradient_underflow needs an FP32 model"
     loss = forward_loss(model, make_batch(config, batch_size, seed=0))
@@ -294,6 +354,7 @@ def fp16_gradient_underflow(*, config: dict, batch_size: int, loss_scale: float 
     n = totals["n_nonzero"]
     return {**totals, "underflow_fraction": totals["n_underflow"] / n if n else 0.0,
             "underflow_by_parameter": by_param}
+    ### END SOLUTION
 
 
 def lost_updates(*,
@@ -310,7 +371,13 @@ def lost_updates(*,
     Returns ``{"float32": float, "float16": float, "bfloat16": float}``, each
     the lost count divided by the number of nonzero updates (0.0 if none).
     This is why master weights stay in FP32.
+
+    Tóm tắt (tiếng Việt): với float32, float16 và bfloat16, ép cả hai mảng
+    sang định dạng đó, cộng trong định dạng đó, và trả về tỉ lệ (``float``)
+    các cập nhật khác 0 mà ``w_dt + u_dt == w_dt`` (0.0 nếu không có cập nhật
+    khác 0).
     """
+    ### BEGIN SOLUTION
     assert weights.shape == updates.shape, f"shapes differ: {weights.shape} vs {updates.shape}"
     w = torch.as_tensor(np.asarray(weights, dtype=np.float32))
     u = torch.as_tensor(np.asarray(updates, dtype=np.float32))
@@ -322,6 +389,7 @@ def lost_updates(*,
         lost = moving & (w_dt + u_dt == w_dt)
         out[name] = int(lost.sum()) / n if n else 0.0
     return out
+    ### END SOLUTION
 
 
 # -- 5. Checkpointing ----------------------------------------------------------------------
@@ -333,26 +401,39 @@ def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
 
     Returns ``{"units": k + N/k, "saving": 1 − units/N}`` (floats).
     48 layers with 7 checkpoints keep 13.9 units, a 71.1% saving.
+
+    Tóm tắt (tiếng Việt): giữ k điểm lưu trong N lớp tốn khoảng k + N/k đơn vị
+    giá trị kích hoạt; trả về ``"units"`` và ``"saving"`` = 1 − units/N
+    (float).
     """
+    ### BEGIN SOLUTION
     N, k = n_layers, n_checkpoints
     assert 1 <= k <= N, f"need 1 <= n_checkpoints <= n_layers, got k={k}, N={N}"
     units = k + N / k
     return {"units": units, "saving": 1 - units / N}
+    ### END SOLUTION
 
 
 def best_checkpoint_count(*, n_layers: int) -> int:
     """The integer k in 1..N that minimises k + N/k (the smaller k on a tie).
 
     Near √N; for N = 48 it is 7.
+
+    Tóm tắt (tiếng Việt): số nguyên k trong 1..N làm k + N/k nhỏ nhất (bằng
+    nhau thì lấy k nhỏ hơn); với N = 48 là 7.
     """
+    ### BEGIN SOLUTION
     N = n_layers
     return min(range(1, N + 1), key=lambda k: (k + N / k, k))
+    ### END SOLUTION
 
 
+### BEGIN SOLUTION NO PROMPT
 def _run_blocks(blocks, h):
     for block in blocks:
         h = block(h)
     return h
+### END SOLUTION
 
 
 def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -> dict:
@@ -387,7 +468,13 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
     - ``"loss"``: the loss, a float.
     - ``"grad_norm"``: the L2 norm of all parameter gradients together
       (√ of the sum of squares over every ``p.grad``), a float.
+
+    Tóm tắt (tiếng Việt): với k = ``segment_size`` >= 1, chạy mọi đoạn k khối
+    (cả đoạn cuối) qua ``checkpoint`` (``use_reentrant=False``), rồi lượt
+    ngược.  Trả về ``"saved_bytes"``, ``"forward_calls"`` (đếm bằng forward
+    pre-hook), ``"loss"``, ``"grad_norm"`` (float).
     """
+    ### BEGIN SOLUTION
     model = build_model(config)
     x, y = make_batch(config, batch_size, seed=0)
     blocks = list(model.blocks)
@@ -420,6 +507,7 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
     grad_sq = sum(float(p.grad.double().pow(2).sum()) for p in model.parameters() if p.grad is not None)
     return {"saved_bytes": saved, "forward_calls": calls, "loss": float(loss.detach()),
             "grad_norm": math.sqrt(grad_sq)}
+    ### END SOLUTION
 
 
 # -- 6. GPT-2 XL on a V100 ----------------------------------------------------------------
@@ -440,7 +528,13 @@ def v100_walkthrough(*, n_params: int, n_layers: int, s: int, b: int, h: int, a:
 
     GPT-2 XL (1.5e9 params, 48 layers, s=1024, b=4, h=1600, a=25, k=4) on a
     V100 (32 GiB = 34.4 GB): 95.7 GB, 59.9 GB, 33.0 GB; only the last fits.
+
+    Tóm tắt (tiếng Việt): byte (float) của ba bước: FP32 (``"fp32_adam"`` +
+    gấp đôi giá trị kích hoạt FP16), độ chính xác hỗn hợp (``"mixed_adam"`` +
+    giá trị kích hoạt FP16), lưu điểm (như trên, giá trị kích hoạt chia cho
+    ``checkpoint_every``); ``"fits"``: tổng <= ``capacity_bytes`` ở mỗi bước.
     """
+    ### BEGIN SOLUTION
     acts = activation_bytes(s=s, b=b, h=h, a=a, n_layers=n_layers, recompute="none")  # FP16
     steps = {
         "fp32_baseline": float(model_state_bytes(n_params=n_params, scheme="fp32_adam") + 2 * acts),
@@ -448,3 +542,4 @@ def v100_walkthrough(*, n_params: int, n_layers: int, s: int, b: int, h: int, a:
         "checkpointed": model_state_bytes(n_params=n_params, scheme="mixed_adam") + acts / checkpoint_every,
     }
     return {**steps, "fits": {k: bool(v <= capacity_bytes) for k, v in steps.items()}}
+    ### END SOLUTION

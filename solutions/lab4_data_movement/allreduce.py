@@ -19,6 +19,13 @@ Conventions:
   * Bytes are counted as elements × itemsize of the buffers' dtype: the
     nbytes of every message's data.
   * GB means 10**9 bytes; link bandwidths are in GB/s.
+
+Tóm tắt (tiếng Việt): AllReduce vòng chia bộ đệm của mỗi rank thành N mảnh, chạy N−1
+bước reduce-scatter rồi N−1 bước all-gather; mỗi rank gửi 2(N−1)/N × M byte. Bạn viết việc
+một rank làm ở một bước (ring_send, ring_receive); lab4_sim.run_ring mô phỏng N rank trên một
+mạng chỉ cho rank r gửi tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Kết quả là TỔNG
+theo phần tử (không phải trung bình); byte = số phần tử × itemsize; GB = 10**9 byte, băng
+thông tính bằng GB/s.
 """
 
 from __future__ import annotations
@@ -36,7 +43,12 @@ def chunk_bounds(*, M: int, N: int) -> list[tuple[int, int]]:
         list of N (start, stop) pairs of ints, chunk c being
         buffer[start:stop]; the first start is 0, each stop is the next
         start, and the last stop is M.
+
+    Tóm tắt (tiếng Việt): trả về N cặp (start, stop) liền nhau phủ từ 0 đến M, kích
+    thước chênh nhau tối đa 1, M mod N mảnh đầu có thêm một phần tử (như np.array_split);
+    mảnh có thể rỗng khi M < N.
     """
+    ### BEGIN SOLUTION
     assert N >= 1 and M >= 0, f"need N >= 1 and M >= 0, got N={N}, M={M}"
     base, extra = divmod(M, N)
     bounds, start = [], 0
@@ -45,6 +57,7 @@ def chunk_bounds(*, M: int, N: int) -> list[tuple[int, int]]:
         bounds.append((start, stop))
         start = stop
     return bounds
+    ### END SOLUTION
 
 
 def ring_chunk(*, rank: int, N: int, step: int) -> int:
@@ -56,11 +69,17 @@ def ring_chunk(*, rank: int, N: int, step: int) -> int:
 
     Returns:
         int in 0 .. N−1.
+
+    Tóm tắt (tiếng Việt): trả về chỉ số mảnh mà rank gửi ở bước step: (r − s) mod N ở
+    các bước reduce-scatter s = 0 .. N−2, (r + 1 − t) mod N với t = s − (N−1) ở các bước
+    all-gather.
     """
+    ### BEGIN SOLUTION
     assert 0 <= step < 2 * (N - 1), f"a ring over {N} ranks has steps 0..{2 * (N - 1) - 1}, got {step}"
     if step < N - 1:
         return (rank - step) % N
     return (rank + 1 - (step - (N - 1))) % N
+    ### END SOLUTION
 
 
 def ring_send(*, rank: int, N: int, step: int, buffer: np.ndarray) -> list[dict]:
@@ -95,10 +114,17 @@ def ring_send(*, rank: int, N: int, step: int, buffer: np.ndarray) -> list[dict]
               chunk c. The network counts its nbytes as bytes sent.
         Over both phases each rank then sends 2(N−1)/N × M × itemsize bytes
         when N divides M.
+
+    Tóm tắt (tiếng Việt): trả về danh sách đúng một thông điệp {"to": (rank + 1) % N,
+    "chunk": c, "data": buffer[start:stop] của mảnh c} theo lịch trên (ring_chunk); mỗi lần
+    gọi chỉ thấy bộ đệm của chính rank đó; mạng mô phỏng từ chối mọi đích khác (rank + 1) % N
+    và đếm nbytes của "data" là số byte đã gửi.
     """
+    ### BEGIN SOLUTION
     c = ring_chunk(rank=rank, N=N, step=step)
     lo, hi = chunk_bounds(M=buffer.shape[0], N=N)[c]
     return [{"to": (rank + 1) % N, "chunk": c, "data": buffer[lo:hi].copy()}]
+    ### END SOLUTION
 
 
 def ring_receive(*, rank: int, N: int, step: int, buffer: np.ndarray, messages: list[dict]) -> np.ndarray:
@@ -118,7 +144,13 @@ def ring_receive(*, rank: int, N: int, step: int, buffer: np.ndarray, messages: 
     Returns:
         1-D array: the rank's new buffer, the same length and dtype as
         ``buffer``.
+
+    Tóm tắt (tiếng Việt): trả về bộ đệm mới của rank (cùng độ dài và dtype) sau khi nhận
+    các thông điệp {"from", "chunk", "data"} của bước này: cộng vào mảnh tương ứng ở
+    reduce-scatter (step < N − 1), ghi đè ở all-gather; sau bước cuối mọi rank giữ TỔNG theo
+    phần tử của mọi bộ đệm.
     """
+    ### BEGIN SOLUTION
     out = buffer.copy()
     bounds = chunk_bounds(M=buffer.shape[0], N=N)
     for msg in messages:
@@ -128,6 +160,7 @@ def ring_receive(*, rank: int, N: int, step: int, buffer: np.ndarray, messages: 
         else:
             out[lo:hi] = msg["data"]  # all-gather: the finished chunk replaces the copy
     return out
+    ### END SOLUTION
 
 
 def allreduce_bytes_per_rank(*, M_bytes: float, N: int) -> float:
@@ -135,8 +168,13 @@ def allreduce_bytes_per_rank(*, M_bytes: float, N: int) -> float:
 
     Returns:
         float, in the unit of M_bytes. For N = 1 nothing is sent (0.0).
+
+    Tóm tắt (tiếng Việt): trả về 2(N−1)/N × M_bytes (float, cùng đơn vị với M_bytes);
+    0.0 khi N = 1.
     """
+    ### BEGIN SOLUTION
     return 2 * (N - 1) / N * M_bytes
+    ### END SOLUTION
 
 
 def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBps: float,
@@ -169,7 +207,13 @@ def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBp
         Example: 7e9 params, FP16, 8 GPUs, 12.5 GB/s, 1 s: 14 GB of
         gradients, 24.5 GB per GPU, 1.96 s of communication:
         communication-bound; the wall sits at 24.5 GB/s.
+
+    Tóm tắt (tiếng Việt): trả về dict đúng bảy khoá ở trên: gradient_bytes, bytes_per_gpu =
+    2(N−1)/N × gradient_bytes, comm_s = bytes_per_gpu / (link_GBps × 1e9), bước có/không
+    chồng lấp, "bound" ("communication" nếu comm_s > compute_s, ngược lại "compute") và
+    break_even_GBps (băng thông tại đó comm_s = compute_s).
     """
+    ### BEGIN SOLUTION
     grad = n_params * bytes_per_param
     per_gpu = allreduce_bytes_per_rank(M_bytes=grad, N=n_gpus)
     comm = per_gpu / (link_GBps * 1e9)
@@ -182,3 +226,4 @@ def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBp
         "bound": "communication" if comm > compute_s else "compute",
         "break_even_GBps": per_gpu / compute_s / 1e9,
     }
+    ### END SOLUTION

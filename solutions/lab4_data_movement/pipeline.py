@@ -10,6 +10,11 @@ Conventions used by every function below:
   * times are seconds;
   * GB means 10**9 bytes and KB 10**3 bytes (decimal, as in the chapter);
   * the compute stage of a pipeline is always called "compute".
+
+Tóm tắt (tiếng Việt): chặng chậm nhất quyết định tốc độ của cả quy trình nạp;
+chồng lấp các chặng (nạp trước) biến tổng thời gian các chặng thành giá trị lớn nhất
+của chúng. Tốc độ tính bằng phần tử/giây, thời gian bằng giây, GB = 10**9 byte,
+KB = 10**3 byte; chặng tính toán luôn có tên "compute".
 """
 
 from __future__ import annotations
@@ -36,8 +41,14 @@ def storage_rate(*, disk_rate: float, network_rate: float, access_factor: float 
 
     Returns:
         The storage rate, in the unit of the inputs (float).
+
+    Tóm tắt (tiếng Việt): trả về min(disk_rate, network_rate) × access_factor
+    (float, cùng đơn vị với đầu vào); access_factor là 1.0 khi đọc tuần tự, khoảng 0.1
+    khi truy cập ngẫu nhiên.
     """
+    ### BEGIN SOLUTION
     return min(disk_rate, network_rate) * access_factor
+    ### END SOLUTION
 
 
 def preprocess_rate(*, workers: int, t_transform_s: float) -> float:
@@ -49,9 +60,13 @@ def preprocess_rate(*, workers: int, t_transform_s: float) -> float:
 
     Returns:
         Items per second (float).
+
+    Tóm tắt (tiếng Việt): trả về workers / t_transform_s, số phần tử mỗi giây (float).
     """
+    ### BEGIN SOLUTION
     assert t_transform_s > 0, "a transform takes a positive time"
     return workers / t_transform_s
+    ### END SOLUTION
 
 
 def pipeline_rate(*, stage_rates: dict[str, float]) -> dict:
@@ -72,11 +87,17 @@ def pipeline_rate(*, stage_rates: dict[str, float]) -> dict:
           "utilization" (float): fraction of the accelerator's rate that is
               used, in [0, 1] (200 img/s feeding a 1000 img/s accelerator
               gives 0.2).
+
+    Tóm tắt (tiếng Việt): trả về dict đúng ba khoá "rate" (min các tốc độ, phần tử/s),
+    "bottleneck" (tên chặng chậm nhất; hoà thì lấy chặng đứng trước theo thứ tự dict) và
+    "utilization" (rate / stage_rates["compute"], trong [0, 1]).
     """
+    ### BEGIN SOLUTION
     assert "compute" in stage_rates, "the pipeline needs a 'compute' stage"
     bottleneck = min(stage_rates, key=stage_rates.get)  # min() keeps the first of ties
     rate = stage_rates[bottleneck]
     return {"rate": rate, "bottleneck": bottleneck, "utilization": rate / stage_rates["compute"]}
+    ### END SOLUTION
 
 
 def pipeline_step(*, stage_times_s: dict[str, float], overlap: bool) -> dict:
@@ -101,13 +122,20 @@ def pipeline_step(*, stage_times_s: dict[str, float], overlap: bool) -> dict:
           "bottleneck" (str): name of the stage with the largest time (the
               first one in the dict's order if several tie). It is the same
               with and without overlap.
+
+    Tóm tắt (tiếng Việt): step_s (giây mỗi vòng lặp) là tổng thời gian các chặng
+    nếu không chồng lấp, giá trị lớn nhất nếu có; trả về dict đúng các khoá "step_s",
+    "throughput" (1 / step_s), "utilization" (stage_times_s["compute"] / step_s) và
+    "bottleneck" (chặng lâu nhất; hoà thì lấy chặng đứng trước theo thứ tự dict).
     """
+    ### BEGIN SOLUTION
     assert "compute" in stage_times_s, "the pipeline needs a 'compute' stage"
     times = stage_times_s
     step = max(times.values()) if overlap else sum(times.values())
     bottleneck = max(times, key=times.get)  # max() keeps the first of ties
     return {"step_s": step, "throughput": 1.0 / step, "utilization": times["compute"] / step,
             "bottleneck": bottleneck}
+    ### END SOLUTION
 
 
 def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per_core: float = 500_000.0,
@@ -142,7 +170,13 @@ def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per
           "utilization_overlap" (float): forward_s / step_s_overlap;
           "bottleneck" (str): the slowest of "tokenize", "transfer",
               "compute" (ties go to the first in that order).
+
+    Tóm tắt (tiếng Việt): tính thời gian (giây) token hoá trên CPU (chia đều cho
+    `workers` lõi), truyền batch_bytes = số token × bytes_per_token byte qua PCIe
+    (pcie_GBps × 1e9 byte/s) và lượt xuôi; trả về dict đúng 11 khoá ở trên, kể cả bước
+    có/không chồng lấp, mức sử dụng và "bottleneck" (hoà thì lấy tên đứng trước).
     """
+    ### BEGIN SOLUTION
     tokens = batch_size * seq_len
     tokenize_1 = tokens / tokens_per_s_per_core
     batch_bytes = tokens * bytes_per_token
@@ -163,6 +197,7 @@ def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per
         "utilization_overlap": overlapped["utilization"],
         "bottleneck": overlapped["bottleneck"],
     }
+    ### END SOLUTION
 
 
 # --------------------------------------------------------------------------
@@ -210,7 +245,15 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
         ``rec.report()``: a dict with the keys "pid" and "thread" (of the
         calling thread) and "events" (every load and compute event; see
         lab4_sim.Recorder).
+
+    Tóm tắt (tiếng Việt): tạo một lab4_sim.Recorder() ở đầu lời gọi; nạp mỗi phần tử đúng
+    một lần theo thứ tự bằng rec.load(i, ...) và tính nó đúng một lần, theo cùng thứ tự, trong
+    luồng gọi hàm bằng rec.compute(item, ...); tuần tự, hoặc với một luồng nền threading.Thread
+    (không phải tiến trình) nạp trước vào queue.Queue(maxsize=queue_size), được join trước khi
+    trả về. Trình chấm chỉ xét các sự kiện đã ghi (chồng lấp, giới hạn hàng đợi, luồng và tiến
+    trình), không xét ngưỡng thời gian; mỗi lần gọi có giới hạn 20 s. Trả về rec.report().
     """
+    ### BEGIN SOLUTION
     assert kind in ("sleep", "python_cpu"), f"unknown kind {kind!r}"
     assert queue_size >= 1, "a bounded queue holds at least one item"
     rec = Recorder()
@@ -234,3 +277,4 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
         rec.compute(q.get(), kind=kind, amount=compute_work)
     loader.join()
     return rec.report()
+    ### END SOLUTION

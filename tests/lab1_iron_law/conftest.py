@@ -8,32 +8,16 @@ model (``product_seconds``) to name the one a wrong result equals.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
 
-from autograder.labkit import messages as M
-from autograder.core.i18n import N_, _
-
-_CACHE: dict[str, object] = {}
-
-NOT_AN_INT = N_("an exact int (a count: integer arithmetic, // and never /)")
-
-
-def load_device_module(path):
-    key = str(path)
-    if key not in _CACHE:
-        spec = importlib.util.spec_from_file_location("lab1_device_grader", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        _CACHE[key] = mod
-    return _CACHE[key]
+from autograder.labkit.assertions import assert_int
+from autograder.labkit.support import trusted_support
 
 
 @pytest.fixture
 def device_model(lab):
-    return load_device_module(lab.assignment_dir / "lab1_device.py")
+    return trusted_support(lab, "lab1_device.py")
 
 
 @pytest.fixture(autouse=True)
@@ -46,19 +30,7 @@ def keep_torch_threads(student):
     torch.set_num_threads(n)
 
 
-def check_exact_ints(values, *, what: str, case: str = "") -> None:
-    """Every count in ``values`` (a number, a list, or a dict of them) is a Python int (not a float,
-    not a bool): the lab's counts are exact ints."""
-    items = values.items() if isinstance(values, dict) else (
-        enumerate(values) if isinstance(values, (list, tuple)) else [(None, values)])
-    for key, v in items:
-        if type(v) is not int:
-            name = what if key is None else f"{what}[{key!r}]"
-            raise AssertionError(M.say(M.WRONG_TYPE, what=name, case=M.case_suffix(case), expected_type=_(NOT_AN_INT),
-                                       got_type=M.student_text(type(v).__name__, limit=60)))
-
-
 @pytest.fixture
 def exact_ints():
-    """``exact_ints(values, what=..., case=...)``: see :func:`check_exact_ints`."""
-    return check_exact_ints
+    """``exact_ints(values, what=..., case=...)``: ``labkit.assertions.assert_int``."""
+    return assert_int

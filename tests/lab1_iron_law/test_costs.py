@@ -7,7 +7,7 @@ from autograder.labkit.assertions import assert_fields, assert_keys, assert_scal
 
 RENT_KEYS = ("flops", "days", "gpu_hours", "rent_cost", "buy_cost", "breakeven_runs")
 ENERGY_KEYS = ("hours", "power_kw", "energy_kwh")
-# LABS.md, Lab 1
+# docs/chapter.md, Lab 1: rent or buy, energy
 LLAMA2_70B = dict(n_params=70e9, n_tokens=2e12, n_gpus=1024, peak_flop_per_s=989e12, mfu=0.5,
                   rent_per_gpu_hour=3.0, gpu_price=30_000.0)
 LLAMA2_CASE = N_("Llama 2 70B on 1024 H100 at MFU 0.5, $3/GPU-hour, $30,000/GPU")

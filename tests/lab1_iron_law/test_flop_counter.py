@@ -1,7 +1,7 @@
 """Independent ground truth: torch.utils.flop_counter.FlopCounterMode on a real GPT-2 block.
 
 Attention is written as explicit matmuls: on CPU the counter counts zero for
-F.scaled_dot_product_attention (LABS.md, Lab 1).  The counter counts only
+F.scaled_dot_product_attention (docs/chapter.md, Lab 1).  The counter counts only
 matmuls (mm, bmm, addmm), at 2 FLOPs per multiply-accumulate, so it checks the
 student's per-matmul counts directly.  The GPT-2 small case runs on the meta
 device: the counter needs shapes, not values, and a meta run costs nothing.
@@ -20,7 +20,7 @@ from autograder.labkit.assertions import assert_keys, assert_scalar
 MATMULS = ("qkv", "scores", "attn_v", "out_proj", "mlp")
 KEYS = MATMULS + ("total",)
 GPT2_SMALL = dict(B=4, S=256, d=768, h=12)
-GPT2_SMALL_FORWARD = 15_300_820_992  # LABS.md: what the counter reports for this block
+GPT2_SMALL_FORWARD = 15_300_820_992  # docs/chapter.md, Lab 1: what the counter reports
 
 
 class Scores(nn.Module):
@@ -118,7 +118,7 @@ def test_forward_counts_match_flop_counter(student, rng):
     for cfg, device in cases(rng):
         fwd, _bwd = torch_counts(**cfg, device=device)
         if cfg == GPT2_SMALL:
-            assert fwd["total"] == GPT2_SMALL_FORWARD, _("grader bug: the counter disagrees with LABS.md")
+            assert fwd["total"] == GPT2_SMALL_FORWARD, _("grader bug: the counter disagrees with the chapter's figure")
         check_against(student.layer_matmul_flops(**cfg), fwd, what="layer_matmul_flops", case=case_of(cfg))
 
 

@@ -30,7 +30,7 @@ def test_gpt2_xl_step_reproduces_chapter(student, reference, exact_ints):
     step = student.step_flops(**XL, n_layers=48)
     assert_keys(step, STEP_KEYS, what="step_flops", case=_(XL_CASE))
     exact_ints(step, what="step_flops", case=_(XL_CASE))
-    # LABS.md: 48 x 3 x 2228 GFLOP = 320.8 TFLOP; its attention S^2 part is 30.9 TFLOP
+    # docs/chapter.md, Lab 1: 48 x 3 x 2228 GFLOP = 320.8 TFLOP; its attention S^2 part is 30.9 TFLOP
     for key, tflop in {"forward": 106.9, "backward": 213.9, "total": 320.8, "attention_quadratic": 30.9}.items():
         assert_scalar(step[key] / 1e12, tflop, what=_("step_flops[{key!r}] in TFLOP").format(key=key),
                       case=_(XL_CASE), rtol=1e-3)

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.question("forward_flops")
 KEYS = ("qkv", "scores", "attn_v", "out_proj", "mlp", "total")
 XL = dict(B=32, S=1024, d=1600, h=25)
 XL_CASE = N_("GPT-2 XL layer, B=32, S=1024, d=1600, h=25")
-# LABS.md, Lab 1: the chapter's numbers, in GFLOP
+# docs/chapter.md, Lab 1: the chapter's numbers, in GFLOP
 CHAPTER_GFLOP = {"qkv": 503.3, "scores": 107.4, "attn_v": 107.4, "out_proj": 167.8, "mlp": 1342.2, "total": 2228.0}
 
 

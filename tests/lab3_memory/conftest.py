@@ -10,7 +10,6 @@ independently of the reference module.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from types import SimpleNamespace
 
@@ -20,29 +19,10 @@ from torch.utils.checkpoint import checkpoint
 
 from autograder.labkit import messages as M
 from autograder.core.i18n import _
-from autograder.labkit.assertions import assert_equal, assert_scalar
-
-_SUPPORT_CACHE: dict[str, object] = {}
-
-
-def _load_support(path):
-    key = str(path)
-    if key not in _SUPPORT_CACHE:
-        spec = importlib.util.spec_from_file_location("lab3_models_grader", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        _SUPPORT_CACHE[key] = mod
-    return _SUPPORT_CACHE[key]
-
+from autograder.labkit.assertions import assert_equal, assert_int, assert_scalar
+from autograder.labkit.support import trusted_support
 
 # -- assertions -------------------------------------------------------------------------
-def assert_int_type(actual, *, what: str, case: str = "") -> None:
-    """Byte counts and call counts are Python ``int`` (the docstrings promise it)."""
-    if isinstance(actual, bool) or not isinstance(actual, int):
-        raise AssertionError(M.say(M.WRONG_TYPE, what=what, case=M.case_suffix(case),
-                                                 expected_type=_("an int"), got_type=type(actual).__name__))
-
-
 SMALL_INT = 1000  # below this, two significant figures of a ratio pin the expected integer down
 
 
@@ -57,7 +37,7 @@ def assert_exact_int(actual, expected: int, *, what: str, case: str = "") -> Non
     of 10 overflowing gradients) gets only the direction ("too large"): the
     student's own value over a two-figure ratio would be the expected one.
     """
-    assert_int_type(actual, what=what, case=case)
+    assert_int(actual, what=what, case=case)
     if abs(expected) < SMALL_INT:
         assert_equal(actual, expected, what=what, case=case)
     assert_scalar(actual, expected, what=what, case=case, rtol=0.0)
@@ -221,10 +201,10 @@ def lab3(lab):
     2-core machine (spinning OpenMP threads cost seconds), and it matches the
     sandboxed worker.  The previous setting is restored afterwards.
     """
-    models = _load_support(lab.assignment_dir / "lab3_models.py")
+    models = trusted_support(lab, "lab3_models.py")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield SimpleNamespace(models=models, truth=make_truth(models), assert_exact_int=assert_exact_int,
-                           assert_int_type=assert_int_type,
+                           assert_int_type=assert_int,
                            describe=describe, random_gpt=random_gpt, random_mlp=random_mlp)
     torch.set_num_threads(threads)

@@ -5,13 +5,12 @@ marks: more hidden tests (random inputs, edge cases, measured time and
 memory) run at grading.
 """
 
-import importlib.util
-
 import numpy as np
 import pytest
 
 from autograder.labkit import messages as M
 from autograder.core.i18n import N_, _
+from autograder.labkit.support import trusted_support
 
 # What the simulated network reports when a rank breaks the ring (lab4_sim.RingError.kind).
 RING_BROKEN = {
@@ -24,14 +23,6 @@ RING_BROKEN = {
     "buffer": N_("ring AllReduce{case}: at step {step} ring_receive for rank {rank} did not return a 1-D array "
                  "of the buffer's length and dtype"),
 }
-
-
-def load_sim(lab):
-    """The lab's shipped simulation (lab4_sim.py in the assignment folder, never a submitted copy)."""
-    spec = importlib.util.spec_from_file_location("lab4_sim_public", lab.assignment_dir / "lab4_sim.py")
-    sim = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sim)
-    return sim
 
 
 def numbers(d: dict) -> dict:
@@ -69,7 +60,7 @@ def test_tiled_attention_small(student, snapshot):
 
 @pytest.mark.question("ring_allreduce")
 def test_ring_allreduce_small(student, snapshot, lab):
-    sim = load_sim(lab)
+    sim = trusted_support(lab, "lab4_sim.py")  # the shipped simulation, never a submitted copy
     rng = np.random.default_rng(4)
     buffers = [rng.integers(-9, 10, size=10) for _rank in range(4)]  # 10 elements over 4 ranks: chunks of 3, 3, 2, 2
     case = _("4 ranks, 10 int64 elements")

@@ -36,5 +36,5 @@ chmod -R a+rX "$VENV"
 # Without namespaces, file modes are what hide the reference, the hidden tests
 # and the results from the worker's uid.  run_autograder repeats this for
 # folders Gradescope creates at run time.
-mkdir -p /autograder/core/results
-chmod 700 /autograder "$SOURCE" /autograder/core/results
+mkdir -p /autograder/results
+chmod 700 /autograder "$SOURCE" /autograder/results

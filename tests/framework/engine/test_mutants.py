@@ -6,7 +6,7 @@ import pytest
 
 from autograder.core import labs
 from autograder.cli import main
-from autograder.commands import mutants
+from autograder.build import mutants
 
 SOURCE = '''"""Module docstring: 1 + 1 is never mutated."""
 

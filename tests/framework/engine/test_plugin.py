@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 pytest_plugins = ["pytester"]
 
@@ -83,3 +83,38 @@ def test_snapshot_detects_missing_and_wrong(toy):
     snap.unlink()
     res = run(toy, "assignments")
     assert "autograder snapshots labx" in res["test_add_public"]["feedback"]
+
+
+def test_bad_markers_are_usage_errors_naming_test_marker_and_keyword(toy):
+    """As pytest-timeout checks its marker: nothing the plugin does not know is ignored."""
+    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.question('add', visibility='hiden')\ndef test_typo_value(student):\n    pass\n"
+        "@pytest.mark.question('add', visiblity='hidden')\ndef test_typo_keyword(student):\n    pass\n"
+        "@pytest.mark.question('add', 2)\ndef test_two_positionals(student):\n    pass\n"
+        "@pytest.mark.question()\ndef test_no_id(student):\n    pass\n"
+        "@pytest.mark.question(3)\ndef test_int_id(student):\n    pass\n"
+        "@pytest.mark.question('add', points='2')\ndef test_text_points(student):\n    pass\n"
+        "@pytest.mark.question('add', points=-1)\ndef test_negative_points(student):\n    pass\n"
+        "@pytest.mark.fixed_seed(True)\n@pytest.mark.question('add')\ndef test_seed_arg(student):\n    pass\n"
+        "@pytest.mark.fixed_seed(salt='x')\n@pytest.mark.question('add')\ndef test_seed_kw(student):\n    pass\n"
+        "@pytest.mark.fixed_seed\n@pytest.mark.question('add', points=0.5, visibility='hidden')\n"
+        "def test_fine(student):\n    pass\n")
+    result = toy.runpytest_subprocess("-p", "no:cacheprovider", "tests/labx_toy/test_extra.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    node = "tests/labx_toy/test_extra.py::"
+    expected = [
+        f"*{node}test_typo_value: @pytest.mark.question: keyword 'visibility' must be one of hidden, "
+        "after_due_date, after_published, visible, not 'hiden'",
+        f"*{node}test_typo_keyword: @pytest.mark.question: unknown keyword 'visiblity' (known: points, visibility)",
+        f"*{node}test_two_positionals: @pytest.mark.question: takes one positional argument, the question id, not 2",
+        f"*{node}test_no_id: @pytest.mark.question: takes one positional argument, the question id, not 0",
+        f"*{node}test_int_id: @pytest.mark.question: the question id must be a string, not int 3",
+        f"*{node}test_text_points: @pytest.mark.question: keyword 'points' must be a number of at least 0, not '2'",
+        f"*{node}test_negative_points: @pytest.mark.question: keyword 'points' must be a number of at least 0, not -1",
+        f"*{node}test_seed_arg: @pytest.mark.fixed_seed: takes no arguments, not True",
+        f"*{node}test_seed_kw: @pytest.mark.fixed_seed: takes no arguments, not salt='x'",
+    ]
+    for line in expected:
+        result.stderr.fnmatch_lines([line])
+    assert "test_fine" not in result.stderr.str()

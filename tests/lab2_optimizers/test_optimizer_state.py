@@ -13,7 +13,7 @@ from autograder.core.i18n import _
 from autograder.labkit.assertions import assert_equal, assert_keys, assert_scalar
 
 FOOTPRINT_KEYS = ("param_elements", "param_bytes", "state_elements", "state_bytes", "state_keys", "multiple")
-RULE_MULTIPLE = {"sgd": 1, "momentum": 2, "rmsprop": 2, "adam": 3}  # LABS.md, Lab 2
+RULE_MULTIPLE = {"sgd": 1, "momentum": 2, "rmsprop": 2, "adam": 3}  # docs/chapter.md, Lab 2
 TORCH_CLASS = {"sgd": torch.optim.SGD, "momentum": torch.optim.SGD, "rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}
 
 

@@ -26,7 +26,7 @@ from autograder.labkit import messages as M, plugin
 from autograder.grading import runner
 from autograder.labkit.assertions import _fmt_ratio, assert_close, assert_equal, assert_keys, assert_scalar
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 pytest_plugins = ["pytester"]
 
 

@@ -95,7 +95,7 @@ def test_setup_cell_finds_an_uninstalled_bundle_beside_the_notebook(tmp_path):
     lab = labs.get("lab2")
     bundle = tmp_path / notebook.BUNDLE_DIR
     shutil.copytree(lab.assignment_dir, bundle / "assignments" / lab.name)
-    (bundle / "autograder").symlink_to(Path(notebook.__file__).parent)
+    (bundle / "autograder").symlink_to(Path(notebook.__file__).parents[1])
     nb = nbformat.read(lab.assignment_dir / f"{lab.name}.ipynb", as_version=4)
     setup = next(c.source for c in nb.cells if c.cell_type == "code" and "locate_bundle" in c.source)
     script = setup + "\nprint('CWD', os.getcwd())\nprint('CHECK', grader.check('update_rules').passed_all)\n"

@@ -16,7 +16,7 @@ from autograder.core.i18n import N_, _
 from autograder.labkit.assertions import assert_close, assert_keys, assert_scalar
 
 STEPS = 60
-RTOL = 1e-6  # LABS.md: "about 1e-6 relative over many steps"
+RTOL = 1e-6  # docs/chapter.md, Lab 2: "about 1e-6 relative over many steps"
 ATOL = 1e-12
 
 TORCH_OPTIM = {"sgd": torch.optim.SGD, "rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}

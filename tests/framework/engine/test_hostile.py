@@ -44,8 +44,8 @@ def _intake_helpers():
 
 make_hostile_intake_entries, remove_tree = _intake_helpers()
 
-HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
-REPO = Path(__file__).resolve().parents[2]
+HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "hostile"
+REPO = Path(__file__).resolve().parents[3]
 MARKERS = [Path("/tmp/ironlaw-pwned-marker"), Path("/ironlaw-pwned-marker"), Path("/etc/ironlaw-pwned-marker"),
            Path(np.__file__).parent / "ironlaw-pwned-marker", Path(pwd.getpwuid(0).pw_dir) / "ironlaw-pwned-marker"]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
@@ -209,7 +209,7 @@ def test_gradescope_shape(toy_root, tmp_path, monkeypatch):
     rlimits, seccomp and the separate scorer must still hold, or the
     sandbox must refuse to run rather than grade unprotected."""
     monkeypatch.setenv(layers.NO_NAMESPACES_ENV, "1")
-    secret_dirs = [Path(p) for p in backend.secret_list()] + [Path(__file__).parent / "fixtures" / "toyroot"]
+    secret_dirs = [Path(p) for p in backend.secret_list()] + [Path(__file__).resolve().parents[1] / "fixtures" / "toyroot"]
     saved = {d: stat.S_IMODE(d.stat().st_mode) for d in secret_dirs}
     try:
         for d in secret_dirs:  # what setup.sh does on Gradescope

@@ -4,8 +4,10 @@ Docstrings tell students how long one call may take ("every call has the
 lab's 20 s limit", "giới hạn 20 s"), and ``lab.toml``'s ``[limits]
 timeout_s`` is what the sandbox enforces. When one changes without the
 other, students are told a wrong limit. This test finds every such mention
-in the docstrings of each lab's student files (stub and, where present,
-reference) and compares it with the manifest.
+in the docstrings of each lab's student files and compares it with the
+manifest. It reads the reference, the one source of each contract (the stub
+is generated from it, docstrings unchanged: ``test_stubs``), or the stub
+where there is no reference.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pytest
 
 from autograder.core import labs
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 _N = r"(\d+(?:\.\d+)?)\s*s"  # "20 s", "20s", "2.5 s"
 # A number of seconds is a time limit only in these phrasings; "1.2 s per step" or "well under
 # 1 s in total" are examples, not limits.
@@ -53,15 +55,13 @@ def docstrings(path: Path) -> list[tuple[str, str]]:
 
 
 def mentions(lab: labs.Lab) -> list[tuple[str, float, str]]:
-    """(where, seconds, phrase) for every limit in the lab's stubs and references."""
+    """(where, seconds, phrase) for every limit in the lab's contracts (the reference, else the stub)."""
     out = []
-    for folder, label in ((lab.assignment_dir, "assignments"), (lab.solution_dir, "solutions")):
-        for name in lab.manifest.student_files:
-            path = folder / name
-            if not path.is_file():
-                continue
-            for where, doc in docstrings(path):
-                out += [(f"{label}/{lab.name}/{where}", s, phrase) for s, phrase in limits_in(doc)]
+    for name in lab.manifest.student_files:
+        label = "solutions" if (lab.solution_dir / name).is_file() else "assignments"
+        path = lab.root / label / lab.name / name
+        for where, doc in docstrings(path):
+            out += [(f"{label}/{lab.name}/{where}", s, phrase) for s, phrase in limits_in(doc)]
     return out
 
 

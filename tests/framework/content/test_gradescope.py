@@ -28,7 +28,7 @@ from autograder.cli import main
 from autograder.sandbox import layers
 
 LAB = labs.get("lab2")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
 
 
@@ -51,8 +51,9 @@ def test_zip_contents(autograder_zip, tmp_path):
         {f"tests/lab2_optimizers/{p.name}" for p in LAB.hidden_tests_dir.glob("test_*.py")}
     assert any(n.startswith("assignments/lab2_optimizers/tests/snapshots/") for n in names)
     assert not [n for n in names if "/variants/" in n or "__pycache__" in n or n.endswith(".pyc")]
-    assert {n.split("/")[1] for n in names if n.startswith(("assignments/", "solutions/", "tests/"))} \
-        == {LAB.name}, "one lab only"
+    assert {n.split("/")[1] for n in names if n.startswith(("assignments/", "solutions/", "tests/"))
+            and n.count("/") >= 2} == {LAB.name}, "one lab only"
+    assert "assignments/course.toml" in names  # the course's settings, beside the one lab folder
     again = tmp_path / "again.zip"
     assert main(["gradescope", "lab2", "--out", str(again)]) == 0
     assert again.read_bytes() == autograder_zip.read_bytes(), "the zip must be reproducible"

@@ -20,7 +20,7 @@ def test_examples_are_current(lab, tmp_path):
     have = {p.name for p in lab.examples_dir.glob("*.zip")}
     assert have == want, "run `autograder examples` to regenerate"
     for c in candidates.all_candidates(lab):
-        fresh = candidates.write_zip(lab, c, tmp_path / f"{c.id}.zip")
+        fresh = candidates.zip_candidate(lab, c, tmp_path / f"{c.id}.zip")
         assert fresh.read_bytes() == (lab.examples_dir / f"{c.id}.zip").read_bytes(), \
             f"examples/{lab.short}/{c.id}.zip is stale: run `autograder examples {lab.short}`"
 

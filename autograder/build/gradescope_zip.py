@@ -1,0 +1,45 @@
+"""A Gradescope autograder zip for one lab (``autograder gradescope``).
+
+Gradescope unpacks the zip to ``/autograder/source``, so its top level is a
+project root holding this one lab: ``setup.sh`` and ``run_autograder``
+(from ``autograder/batch/gradescope_scripts/``), the engine package, the lab's
+assignment folder, its reference (no variants: they only serve ``verify``),
+its hidden tests with their conftest.py, the course file, and
+``pyproject.toml``, ``requirements.lock`` and ``README.md`` (pyproject's
+readme: the install needs it).  The same sources always give the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import autograder
+from autograder.batch.gradescope_run import LANG_FILE
+from autograder.core import course, labs
+from autograder.core.files import shipped_files, write_zip
+
+ENGINE = Path(autograder.__file__).resolve().parent
+SCRIPTS = ("setup.sh", "run_autograder")  # executable, at the top as Gradescope requires
+PROJECT_FILES = ("pyproject.toml", "requirements.lock", "README.md")
+
+
+def members(lab: labs.Lab) -> dict[str, Path]:
+    """Zip name -> file on disk."""
+    if not lab.has_solutions:
+        raise FileNotFoundError(f"{lab.solution_dir} is missing: the autograder needs the reference")
+    files = {name: ENGINE / "batch" / "gradescope_scripts" / name for name in SCRIPTS}
+    files.update({name: ENGINE.parent / name for name in PROJECT_FILES})  # the engine's project
+    files.update(shipped_files(ENGINE, ENGINE.parent))
+    course_file = lab.root / "assignments" / course.FILE
+    files[course_file.relative_to(lab.root).as_posix()] = course_file
+    for folder in (lab.assignment_dir, lab.solution_dir, lab.hidden_tests_dir):
+        files.update(shipped_files(folder, lab.root, skip=(lab.solution_dir / "variants",)))
+    return files
+
+
+def build_zip(lab: labs.Lab, dest: Path, lang: str) -> tuple[Path, int]:
+    """Write the zip; ``lang`` is the students' feedback language.  Returns (zip, file count)."""
+    files = members(lab)
+    contents: dict[str, bytes] = {name: p.read_bytes() for name, p in files.items()}
+    contents[LANG_FILE] = (lang + "\n").encode()
+    return write_zip(dest, contents, executable=frozenset(SCRIPTS)), len(files)

@@ -1,0 +1,151 @@
+"""The student bundle: what ``autograder release`` writes.
+
+What ships: each lab's assignment folder (lab.toml without its variants,
+stubs, support files, notebooks, public tests and their snapshots), the
+course file, ``environment.yml``, ``requirements.lock``, a ``pyproject.toml``
+and a README for the bundle (its text is in the course file), and the
+student-side folders of the engine: ``core/``, ``calls/``, ``sandbox/``
+(``check --sandbox``), ``labkit/`` and ``grading/``, with the CLI and the two
+student commands.  Never ``batch/``, ``build/`` or another command, and
+nothing from ``solutions/``, ``tests/``, ``examples/`` or ``benchmarks/``.
+
+The bundle is built in a temporary folder beside its target, scanned by
+:mod:`autograder.build.leakscan`, and moved into place only when clean.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import tomllib
+from pathlib import Path
+
+import autograder
+from autograder.build import catalogs, leakscan
+from autograder.core import course, i18n, labs
+from autograder.core.files import shipped_files
+
+PACKAGE = "autograder"
+STUDENT_FOLDERS = ("core", "calls", "sandbox", "labkit", "grading")
+STUDENT_MODULES = ("__init__.py", "__main__.py", "cli.py",
+                   "commands/__init__.py", "commands/check.py", "commands/submit.py")
+TOP_FILES = ("environment.yml", "requirements.lock", f"assignments/{course.FILE}")
+NOTEBOOK_SOURCE = ".nb.py"  # the notebooks ship built, one per language (autograder.build.notebooks)
+
+
+def _copy(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+
+
+def student_manifest(text: str) -> str:
+    """lab.toml without its [[variants]] tables: their descriptions name the
+    mistakes the hidden tests look for.  Checked by parsing both."""
+    out, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        header = line.strip()
+        if header.startswith("["):
+            skipping = header.startswith("[[variants]]")
+        if not skipping:
+            out.append(line)
+    stripped = "".join(out)
+    original = tomllib.loads(text)
+    original.pop("variants", None)
+    assert tomllib.loads(stripped) == original, "stripping [[variants]] changed other keys"
+    return stripped
+
+
+def _pyproject(root: Path) -> str:
+    """The bundle's pyproject: the project's dependencies, the student CLI and plugin."""
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    deps = ",\n".join(f"    {json.dumps(d)}" for d in project["dependencies"])
+    extras = "".join(f"{name} = {json.dumps(reqs)}\n" for name, reqs in project.get("optional-dependencies", {}).items())
+    return f"""\
+# Iron Law Labs, student copy (written by `autograder release`).
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "iron-law-labs-student"
+version = "{autograder.__version__}"
+requires-python = {json.dumps(project["requires-python"])}
+dependencies = [
+{deps},
+]
+
+[project.optional-dependencies]
+{extras}
+[project.scripts]
+autograder = "autograder.cli:main"
+
+[project.entry-points.pytest11]
+autograder = "autograder.labkit.plugin"
+
+[tool.setuptools.packages.find]
+include = ["autograder*"]
+
+[tool.setuptools.package-data]
+autograder = ["core/locale/*.po"]
+
+[tool.pytest.ini_options]
+testpaths = ["assignments"]
+addopts = "-ra --strict-markers --import-mode=importlib"
+"""
+
+
+def _readme(root: Path, all_labs: list[labs.Lab]) -> str:
+    rows = "\n".join(f"| {l.short} | `assignments/{l.name}` | {l.manifest.title} | "
+                     f"{', '.join(f'`{f}`' for f in l.manifest.student_files)} |" for l in all_labs)
+    return course.load(root).readme.format(rows=rows)
+
+
+def engine_files(package_dir: Path) -> dict[str, Path]:
+    """The student half of the engine, by folder: bundle name -> file."""
+    files = {}
+    for folder in STUDENT_FOLDERS:
+        files.update(shipped_files(package_dir / folder, package_dir.parent))
+    for name in STUDENT_MODULES:
+        files[f"{PACKAGE}/{name}"] = package_dir / name
+    return files
+
+
+def build(root: Path, dest: Path) -> list[str]:
+    """Write the bundle into ``dest`` (an empty folder); returns its files, sorted."""
+    all_labs = labs.all_labs(root)
+    for lab in all_labs:
+        for rel, src in shipped_files(lab.assignment_dir, root).items():
+            if src.name.endswith(NOTEBOOK_SOURCE):
+                continue
+            _copy(src, dest / rel)
+            if src.name == "lab.toml":
+                (dest / rel).write_text(student_manifest(src.read_text()), encoding="utf-8")
+        for po in sorted((lab.assignment_dir / i18n.LAB_LOCALE).glob("*.po")):  # after the tests are in place
+            (dest / po.relative_to(root)).write_bytes(
+                catalogs.student_subset(po, lab, dest / lab.assignment_dir.relative_to(root)))
+    for name, src in engine_files(Path(autograder.__file__).resolve().parent).items():
+        _copy(src, dest / name)
+    for name in TOP_FILES:
+        _copy(root / name, dest / name)
+    (dest / "pyproject.toml").write_text(_pyproject(root), encoding="utf-8")
+    (dest / "README.md").write_text(_readme(root, all_labs), encoding="utf-8")
+    return sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+
+
+def release(root: Path, target: Path) -> list:
+    """Build the bundle beside ``target``, scan it and move it into place when
+    clean.  Returns the leak findings (empty: released); a refused release
+    leaves nothing behind."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))  # same disk: the move is a rename
+    try:
+        build(root, tmp)
+        findings = leakscan.scan(leakscan.read_tree(tmp), leakscan.collect_secrets(root))
+        if not findings:
+            if target.exists():
+                target.rmdir()
+            tmp.rename(target)
+        return findings
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,81 @@
+"""Proving a lab's tests have power: judge each verify candidate's grade.
+
+The reference must score full marks, the untouched stub 0, each negative
+variant must lose exactly the questions lab.toml declares, and no others, and
+each correct alternative (``solutions/<lab>/alternatives/<name>/``) full marks.
+Every candidate is graded exactly as a student's submission would be, in one
+batch (``grade_batch``, shared with ``autograder mutants``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from autograder.build import candidates
+from autograder.core import labs
+from autograder.core.results import PASSED, SubmissionResult
+from autograder.grading import runner
+from autograder.grading.pool import GraderPool
+
+
+def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
+    """What is wrong with this candidate's result (empty when as expected)."""
+    problems = [e for e in res.errors if e.startswith("lab misconfigured")]
+    if cand.is_alternative:
+        missing = candidates.missing_files(lab, cand)
+        if missing:
+            problems.append("lacks " + ", ".join(missing) + " (an alternative is a full copy of the student files)")
+        elif candidates.sources(lab, cand) == candidates.sources(lab, candidates.all_candidates(lab)[0]):
+            problems.append("is the reference itself, not an alternative")
+    for q in res.questions(lab.manifest):
+        if not q.total:
+            problems.append(f"question {q.id} has no tests")
+            continue
+        lost = not q.full
+        if q.id in cand.expect_lost and not lost:
+            problems.append(f"should lose {q.id} but kept it")
+        if q.id not in cand.expect_lost and lost:
+            problems.append(f"should keep {q.id} but lost it")
+    if cand.id == candidates.STUB and res.score != 0:
+        problems.append(f"stub scores {res.score:g}, not 0")
+    return problems
+
+
+def explain(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
+    """For a candidate not as expected: each failed test of a question it should have
+    kept, with the first line of its feedback, so a flaky timing case can be told
+    from a real regression without regrading."""
+    lines = list(res.errors)
+    for t in res.tests:
+        if t.status != PASSED and t.question not in cand.expect_lost:
+            first = next(iter(t.feedback.strip().splitlines()), t.status)
+            lines.append(f"{t.name}: {first}")
+    return lines
+
+
+def grade_sources(lab: labs.Lab, sub_id: str, sources: dict[str, str], sandbox: bool,
+                  pool: GraderPool | None = None) -> SubmissionResult:
+    """Grade one set of student files (name -> text) exactly as a student's submission."""
+    with tempfile.TemporaryDirectory(prefix=f"ironlaw-verify-{lab.short}-") as tmp:
+        code = candidates.write_sources(sources, Path(tmp) / "code")
+        return runner.grade_staged(lab, code, sub_id, sandbox=sandbox, pool=pool)
+
+
+def grade_batch(items: list[tuple[labs.Lab, str, dict[str, str]]], *, jobs: int,
+                sandbox: bool) -> list[SubmissionResult]:
+    """Grade (lab, id, sources) items in one batch, ``jobs`` at a time, as ``grade`` does:
+    one shared zygote and a pool of warm graders when sandboxed.  Results in input order."""
+    stack = contextlib.ExitStack()
+    pool = None
+    if sandbox and items:
+        from autograder.sandbox.backend import shared_zygote
+
+        stack.enter_context(shared_zygote())
+        root = items[0][0]
+        pool = GraderPool(str(root.root), jobs, runner.grader_env(root))
+        stack.callback(pool.close)
+    with stack, ThreadPoolExecutor(max_workers=jobs) as threads:
+        return list(threads.map(lambda it: grade_sources(*it, sandbox, pool), items))

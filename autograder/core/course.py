@@ -1,0 +1,74 @@
+"""The course file, ``assignments/course.toml``: content that belongs to this
+course, not to the engine (the chapter's sections that feedback points to,
+what the sandbox preloads for student code, the student bundle's README).
+
+Strict, like ``lab.toml``: an unknown key or a wrong type is a
+:class:`CourseError` that names the key and the file.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.core.files import find_root
+
+FILE = "course.toml"  # in assignments/
+_SCHEMA = {  # table -> key -> type
+    "chapter": {"book": str, "title": str, "sections": dict},
+    "sandbox": {"preload": list},
+    "bundle": {"readme": str},
+}
+
+
+class CourseError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Course:
+    book: str
+    title: str
+    sections: dict[str, str]  # "5" -> "Identifying bottlenecks"
+    preload: tuple[str, ...]  # modules the zygote imports before any worker starts
+    readme: str  # the bundle's README; "{rows}" becomes one table row per lab
+
+
+def parse(data: dict, where: str) -> Course:
+    unknown = sorted(set(data) - set(_SCHEMA))
+    if unknown:
+        raise CourseError(f"{where}: unknown table(s) {unknown}; known: {sorted(_SCHEMA)}")
+    for table, keys in _SCHEMA.items():
+        got = data.get(table)
+        if not isinstance(got, dict):
+            raise CourseError(f"{where}: missing table [{table}]")
+        for key in sorted(set(got) - set(keys)):
+            raise CourseError(f"{where}: unknown key {key!r} in [{table}]; known: {sorted(keys)}")
+        for key, kind in keys.items():
+            if not isinstance(got.get(key), kind):
+                raise CourseError(f"{where}: [{table}] {key} must be a {kind.__name__}")
+    sections = data["chapter"]["sections"]
+    if not all(isinstance(v, str) for v in sections.values()):
+        raise CourseError(f"{where}: every [chapter.sections] title must be a string")
+    preload = data["sandbox"]["preload"]
+    if not all(isinstance(m, str) and m for m in preload):
+        raise CourseError(f"{where}: [sandbox] preload must list module names")
+    return Course(book=data["chapter"]["book"], title=data["chapter"]["title"], sections=dict(sections),
+                  preload=tuple(preload), readme=data["bundle"]["readme"])
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str) -> Course:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CourseError(f"{p}: {exc}") from None
+    return parse(data, str(p))
+
+
+def load(root: Path | None = None) -> Course:
+    """The course of the project at ``root`` (default: ``find_root()``)."""
+    return _load(str((root or find_root()) / "assignments" / FILE))

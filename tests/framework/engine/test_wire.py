@@ -1,0 +1,133 @@
+"""Plain data only crosses the boundary, and nothing is ever unpickled."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.calls import wire
+
+
+def test_roundtrip_keeps_types():
+    value = {"a": (1, 2.5, None, True), "arr": np.arange(6.0).reshape(2, 3), 3: [float("nan"), float("inf")],
+             "t": torch.ones(2, dtype=torch.bfloat16), "f32": np.float32(1.5), "nested": {"x": [np.int64(3)]}}
+    back = wire.roundtrip(value)
+    assert back["a"] == (1, 2.5, None, True)
+    np.testing.assert_array_equal(back["arr"], value["arr"])
+    assert math.isnan(back[3][0]) and back[3][1] == math.inf
+    assert back["t"].dtype == torch.bfloat16 and torch.equal(back["t"], value["t"])
+    assert back["f32"] == 1.5 and back["nested"]["x"] == [3]
+
+
+class Meters(int):
+    pass
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"fn": len}, "unsupported type 'builtin_function_or_method' at result['fn']"),
+    ([np.array([object()], dtype=object)], "object arrays are not plain data"),
+    ({"mod": pytest}, "unsupported type 'module' at result['mod']"),
+    ({"gen": (i for i in range(3))}, "unsupported type 'generator' at result['gen']"),
+    ({"k": [Meters(3)]}, "unsupported type 'Meters' at result['k'][0]"),  # an int subclass may override anything
+])
+def test_rejects_non_plain_data(bad, message):
+    with pytest.raises(wire.WireError) as exc:
+        wire.dumps(bad, "result")
+    assert str(exc.value) == message
+
+
+def test_never_unpickles(capfd):
+    class Evil:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    payload = pickle.dumps(Evil())
+    with pytest.raises(wire.WireError, match="^malformed message: a JSON part of [0-9]+ bytes"):
+        wire.loads(payload)  # not our framing: refused, never unpickled
+    forged = wire.dumps({"x": np.zeros(1)}).replace(b"__ndarray__", b"__pickled__")
+    with pytest.raises(wire.WireError, match=r"^malformed message: unknown object \['__pickled__'\]$"):
+        wire.loads(forged)
+    assert "pwned" not in capfd.readouterr().out
+
+
+def test_object_npy_blob_is_refused():
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, np.array([1, "a"], dtype=object), allow_pickle=True)
+    good = wire.dumps({"x": np.zeros(1)})
+    zeros = io.BytesIO()
+    np.save(zeros, np.zeros(1), allow_pickle=False)
+    evil = good.replace(zeros.getvalue(), buf.getvalue())
+    evil = evil.replace(len(zeros.getvalue()).to_bytes(8, "big"), len(buf.getvalue()).to_bytes(8, "big"))
+    with pytest.raises(ValueError, match="Object arrays cannot be loaded when allow_pickle=False"):
+        wire.loads(evil)
+
+
+def test_size_limit(monkeypatch):
+    monkeypatch.setattr(wire, "MAX_BYTES", 2**20)
+    with pytest.raises(wire.WireError, match=r"^result is 2 MiB, over the 1 MiB limit$"):
+        wire.dumps(np.zeros(2**18), "result")
+    big = wire.dumps(np.zeros(2**16), "result")  # half a MiB: written, and read back
+    monkeypatch.setattr(wire, "MAX_BYTES", len(big) - 1)
+    with pytest.raises(wire.WireError, match=f"^message of {len(big)} bytes is over the limit$"):
+        wire.loads(big)
+
+
+def _message(head: bytes, nblobs: int = 0) -> bytes:
+    import struct
+
+    return struct.pack("!Q", len(head)) + head + struct.pack("!Q", nblobs)
+
+
+@pytest.mark.parametrize("head, message", [
+    (b'{"ok": [' + b"[]," * 1_100_000 + b"[]]}", "more than 1000000 items"),  # expands ~47x when decoded
+    (b'{"ok": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),  # json.loads' own recursion
+    (b"{\"__dict__\": {\"ok\": " + b"[" * 70 + b"]" * 70 + b"}}", "nested deeper than 64 levels"),
+])
+def test_decoding_is_bounded(head, message):
+    """A reply the grader reads never costs more than a small multiple of its size."""
+    with pytest.raises(wire.WireError) as exc:
+        wire.loads(_message(head))
+    assert str(exc.value) == f"malformed message: {message}"
+
+
+def test_head_and_blob_counts_are_capped():
+    import struct
+
+    with pytest.raises(wire.WireError, match=f"^malformed message: a JSON part of {wire.MAX_HEAD_BYTES + 1} bytes "
+                                             f"\\(at most {wire.MAX_HEAD_BYTES}\\)$"):
+        wire.loads(struct.pack("!Q", wire.MAX_HEAD_BYTES + 1) + b"x" * 16)
+    with pytest.raises(wire.WireError, match=f"^malformed message: {wire.MAX_BLOBS + 1} arrays "
+                                             f"\\(at most {wire.MAX_BLOBS}\\)$"):
+        wire.loads(_message(b"1", nblobs=wire.MAX_BLOBS + 1))
+    with pytest.raises(wire.WireError, match="^truncated message$"):
+        wire.loads(_message(b'{"ok": 1}')[:-3])
+
+
+# -- what one side may send, the other can read -------------------------------------------
+def test_dumps_refuses_what_loads_would_refuse_and_says_why(monkeypatch):
+    """An honest value over a decoding cap is refused when written, naming it, not called malformed."""
+    with pytest.raises(wire.WireError, match=r"^result holds more than 1000000 values in lists and dicts "
+                                             r"\(large data travels as a numpy array\)$"):
+        wire.dumps(list(range(1_000_001)), "result")
+    with pytest.raises(wire.WireError, match=r"^result holds 17 MiB of lists, numbers and text, over the 16 MiB limit"):
+        wire.dumps("x" * (17 * 2**20), "result")
+    monkeypatch.setattr(wire, "MAX_BLOBS", 3)
+    with pytest.raises(wire.WireError, match=r"^result holds 4 arrays, more than 3$"):
+        wire.dumps([np.zeros(1)] * 4, "result")
+    assert len(wire.roundtrip([np.zeros(1)] * 3)) == 3
+
+
+@pytest.mark.parametrize("n", [10, 99, 100, 101, 400])
+def test_everything_dumps_writes_loads_reads(monkeypatch, n):
+    monkeypatch.setattr(wire, "MAX_ITEMS", 200)
+    value = {"xs": list(range(n)), "nested": [[i] for i in range(n // 4)]}
+    try:
+        data = wire.dumps(value, "result")
+    except wire.WireError as exc:
+        assert "values in lists and dicts" in str(exc) and n > 100
+        return
+    assert wire.loads(data) == value

@@ -1,0 +1,47 @@
+"""What a sandboxed worker loads of the engine: ``calls/`` and ``sandbox/``,
+plus core's two leaf modules that translate its messages (``i18n``, and the
+``files`` helpers it uses), and nothing that runs on the grader's side.
+
+Everything loaded in the zygote is inherited by every worker and readable by
+student code there, so the grader's code (tests, reference paths, the
+scorer) must never be in that closure.  Measured from inside a worker.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from autograder.sandbox.backend import SandboxBackend
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
+
+ALLOWED_PACKAGES = ("autograder.calls", "autograder.sandbox")
+ALLOWED_MODULES = {"autograder", "autograder.core", "autograder.core.i18n", "autograder.core.files"}
+
+PROBE = '''
+import sys
+
+
+def norm(x=None):
+    from autograder.core.i18n import _
+
+    _("file {file} is missing from the submission")  # what the worker does to say an error in vi
+    return sorted(m for m in sys.modules if m == "autograder" or m.startswith("autograder."))
+'''
+
+
+@pytest.mark.parametrize("lang", ["en", "vi"])
+def test_the_worker_loads_only_calls_and_sandbox(toy_lab, tmp_path, monkeypatch, lang):
+    monkeypatch.setenv("IRONLAW_LANG", lang)  # vi: messages are translated in the worker
+    (tmp_path / "toy.py").write_text(PROBE)
+    backend = SandboxBackend(tmp_path, toy_lab.manifest, toy_lab.assignment_dir)
+    try:
+        loaded, _ = backend.call("norm", (), {})
+    finally:
+        backend.close()
+    assert "autograder.sandbox.worker" in loaded and "autograder.calls.loader" in loaded  # the probe saw them
+    outside = [m for m in loaded if m not in ALLOWED_MODULES and not m.startswith(tuple(p + "." for p in ALLOWED_PACKAGES))
+               and m not in ALLOWED_PACKAGES]
+    assert not outside, f"the worker loaded grader-side engine modules: {outside}"
