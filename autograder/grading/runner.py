@@ -46,7 +46,7 @@ def grader_env(lab: Lab) -> dict[str, str]:
             MEMORY_ENV: str(lab.manifest.limits.grader_memory_mb)}
 
 
-def run_pytest(lab: Lab, args: list[str], *, timeout_s: float, pool: GraderPool | None = None) -> tuple[int, str]:
+def run_grader_process(lab: Lab, args: list[str], *, timeout_s: float, pool: GraderPool | None = None) -> tuple[int, str]:
     """In a warm pooled grader when given one, else in a fresh process."""
     if pool is not None:
         code = pool.run(args, timeout_s)
@@ -81,7 +81,7 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
     with tempfile.TemporaryDirectory(prefix="ironlaw-grade-") as tmp:
         out = Path(tmp) / "results.json"
         args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only, seed_salt=seed_salt)
-        code, log = run_pytest(lab, args, timeout_s=timeout_s, pool=pool if sandbox else None)
+        code, log = run_grader_process(lab, args, timeout_s=timeout_s, pool=pool if sandbox else None)
         if out.exists():  # the grader's report: its tests and isolation, decoded as any result is
             report = results.SubmissionResult.from_json(out.read_text(), submission=submission_id, lab=lab.name)
             res.tests, res.isolation = report.tests, report.isolation

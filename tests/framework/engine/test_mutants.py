@@ -68,8 +68,8 @@ def test_survivors_are_listed_and_fail_until_marked_equivalent(toy_root, capsys)
     lab = labs.get("labx", toy_root)
     survivors = [m for m in mutants.all_mutants(lab) if m.line == 12 and m.operator != "return"]  # None: not a float
     entries = "".join(
-        f'[[mutant]]\nfile = "toy.py"\nline = 12\noriginal = {mutants._toml_str(m.original)}\n'
-        f'mutated = {mutants._toml_str(m.mutated)}\nwhy = "not tested in this fixture"\n\n' for m in survivors)
+        f'[[mutant]]\nfile = "toy.py"\nline = 12\noriginal = {mutants.toml_str(m.original)}\n'
+        f'mutated = {mutants.toml_str(m.mutated)}\nwhy = "not tested in this fixture"\n\n' for m in survivors)
     (lab.solution_dir / mutants.EQUIVALENTS_FILE).write_text(entries)
     assert main(["mutants", "labx", "--no-sandbox"]) == 0
     out = capsys.readouterr().out
@@ -80,8 +80,8 @@ def test_a_killed_mutant_marked_equivalent_is_an_error(toy_root, capsys):
     lab = labs.get("labx", toy_root)
     add = next(m for m in mutants.all_mutants(lab) if m.mutated == "np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)")
     (lab.solution_dir / mutants.EQUIVALENTS_FILE).write_text(
-        f'[[mutant]]\nfile = "toy.py"\nline = {add.line}\noriginal = {mutants._toml_str(add.original)}\n'
-        f'mutated = {mutants._toml_str(add.mutated)}\nwhy = "wrongly marked"\n')
+        f'[[mutant]]\nfile = "toy.py"\nline = {add.line}\noriginal = {mutants.toml_str(add.original)}\n'
+        f'mutated = {mutants.toml_str(add.mutated)}\nwhy = "wrongly marked"\n')
     assert main(["mutants", "labx", "--no-sandbox"]) == 1
     assert "marked equivalent in equivalent_mutants.toml but killed (1)" in capsys.readouterr().out
 
