@@ -3,7 +3,7 @@ correct alternatives.
 
 ``verify`` grades every candidate; ``examples`` writes the first three as
 demo zips (:func:`all_candidates`).  A variant is its base copy of one file
-with the patch text appended.  An alternative
+with the patch text appended or its edits made (:func:`apply`).  An alternative
 (``solutions/<lab>/alternatives/<name>/``) is a full copy of the student
 files, correct but written differently from the reference: it must get full
 marks, or the tests demand more than the docstrings promise.
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from autograder.core.files import write_zip
 from autograder.core.labs import Lab
+from autograder.build import stubs
 from autograder.core.manifest import Variant
 
 REFERENCE, STUB = "reference", "stub"
@@ -67,16 +68,39 @@ def missing_files(lab: Lab, cand: Candidate) -> list[str]:
 def sources(lab: Lab, cand: Candidate) -> dict[str, str]:
     """File name -> source text for a candidate."""
     m = lab.manifest
-    base_dir = {REFERENCE: lab.solution_dir, STUB: lab.assignment_dir}
     if cand.source_dir is not None:  # an alternative: what it has (verify reports what it lacks)
         return {f: (cand.source_dir / f).read_text() for f in m.student_files if (cand.source_dir / f).is_file()}
     if cand.variant is None:
-        return {f: (base_dir[cand.id] / f).read_text() for f in m.student_files}
+        return _base(lab, cand.id)
     v = cand.variant
-    texts = {f: (base_dir[v.base] / f).read_text() for f in m.student_files}
-    patch = (lab.solution_dir / v.patch).read_text()
-    texts[v.file] = f"{texts[v.file].rstrip()}\n\n\n# --- negative variant {v.id}: {v.description} ---\n{patch}"
+    texts = _base(lab, v.base)
+    texts[v.file] = apply(lab, v, texts[v.file])
     return texts
+
+
+class VariantError(ValueError):
+    """A variant that no longer applies to its base; the message names the lab, variant and edit."""
+
+
+def apply(lab: Lab, v: Variant, text: str) -> str:
+    """``text`` (the base's copy of ``v.file``) with the variant's patch appended or its edits made."""
+    if v.patch:
+        patch = (lab.solution_dir / v.patch).read_text()
+        return f"{text.rstrip()}\n\n\n# --- negative variant {v.id}: {v.description} ---\n{patch}"
+    for n, e in enumerate(v.edits, 1):
+        found = text.count(e.replace)
+        if found != 1:
+            raise VariantError(f"{lab.name}/lab.toml: variant {v.id}, edit #{n}: the text to replace occurs "
+                               f"{found} times in {v.base}'s {v.file}, not once (has the reference changed?)")
+        text = text.replace(e.replace, e.by)
+    return text
+
+
+def _base(lab: Lab, which: str) -> dict[str, str]:
+    """The reference's files, or the stubs generated from them (never a stub file on disk, which may be stale)."""
+    if which == STUB:
+        return stubs.texts(lab)
+    return {f: (lab.solution_dir / f).read_text() for f in lab.manifest.student_files}
 
 
 def write_sources(files: dict[str, str], dest: Path) -> Path:

@@ -3,7 +3,8 @@
 Gradescope unpacks the zip to ``/autograder/source``, so its top level is a
 project root holding this one lab: ``setup.sh`` and ``run_autograder``
 (from ``autograder/batch/gradescope_scripts/``), the engine package, the lab's
-assignment folder, its reference (no variants: they only serve ``verify``),
+assignment folder (not the generated stubs: a submission brings its own
+files), its reference (no variants: they only serve ``verify``),
 its hidden tests with their conftest.py, the course file, and
 ``pyproject.toml``, ``requirements.lock`` and ``README.md`` (pyproject's
 readme: the install needs it).  The same sources always give the same bytes.
@@ -32,8 +33,10 @@ def members(lab: labs.Lab) -> dict[str, Path]:
     files.update(shipped_files(ENGINE, ENGINE.parent))
     course_file = lab.root / "assignments" / course.FILE
     files[course_file.relative_to(lab.root).as_posix()] = course_file
+    stubs = {lab.assignment_dir / f for f in lab.manifest.student_files}  # generated; a submission brings its own
     for folder in (lab.assignment_dir, lab.solution_dir, lab.hidden_tests_dir):
-        files.update(shipped_files(folder, lab.root, skip=(lab.solution_dir / "variants",)))
+        files.update({name: p for name, p in shipped_files(folder, lab.root, skip=(lab.solution_dir / "variants",)).items()
+                      if p not in stubs})
     return files
 
 

@@ -39,6 +39,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.build import stubs
 from autograder.core import labs
 
 MIN_CHARS = 25  # shorter lines (``x = x + 1``, ``return out``) are too common to mean a leak
@@ -185,10 +186,8 @@ def public_lines(lab: labs.Lab, engine: Path) -> dict[str, set[str]]:
     """Lines of this lab's secrets that are public by design: for solutions/ and for tests/."""
     common = allowed(lab) | {l for p in sorted(engine.rglob("*.py")) for l in _lines_of(p)}
     skeleton: set[str] = set()
-    for name in lab.manifest.student_files:
-        stub, ref = lab.assignment_dir / name, lab.solution_dir / name
-        if stub.is_file() and ref.is_file():
-            skeleton |= public_by_design(stub.read_text(), ref.read_text())
+    for name, stub in stubs.texts(lab).items():
+        skeleton |= public_by_design(stub, (lab.solution_dir / name).read_text())
     public_tests = {l for p in sorted(lab.public_tests_dir.glob("*.py")) for l in _lines_of(p)}
     return {"solutions": common | skeleton, "tests": common | skeleton | public_tests}
 
@@ -211,9 +210,11 @@ def collect_secrets(root: Path, engine: Path | None = None) -> Secrets:
             continue  # it lists only lines the bundle shows anyway
         public = public_of.get(lab_name, {}).get(kind, set())  # a file of no lab: nothing public
         data = path.read_bytes()
+        text = _text(path)
         if len(data.strip()) >= MIN_CHARS:  # an empty __init__.py gives nothing away
             files.setdefault(data, rel)
-        text = _text(path)
+            if text is not None and path.suffix == ".py" and stubs.BEGIN in text:  # the reference, markers dropped
+                files.setdefault(stubs.unmarked(text).encode(), rel)
         for line, n in (significant_lines(text) if text is not None else {}).items():
             if line not in public:
                 lines.setdefault(line, f"{rel}:{n}")

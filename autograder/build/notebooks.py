@@ -12,6 +12,11 @@ the built notebooks cannot drift apart in what they run:
     # %%
     import numpy as np
 
+The setup cell, the same in every lab, is written once for the course in
+``assignments/notebook_setup.py``: a source's code cell tagged ``setup``
+holds only its lab's line ``LAB, MODULE = "<lab>", "<module>"``, which takes
+the place of the template's line ``LAB, MODULE = ...``.
+
 ``autograder notebooks`` writes ``<lab>.ipynb`` (English) and
 ``<lab>.vi.ipynb`` (Vietnamese), without outputs; a framework test fails
 when the committed notebooks differ from what the source builds.
@@ -25,6 +30,7 @@ from pathlib import Path
 import nbformat
 
 LANGS = ("en", "vi")
+SETUP_TAG, SETUP_FILE, SETUP_LINE = "setup", "notebook_setup.py", "LAB, MODULE = ...\n"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
@@ -49,19 +55,29 @@ def build(source: Path, lang: str) -> nbformat.NotebookNode:
         langs = [t for t in tags if t in LANGS]
         if langs and lang not in langs:
             continue
-        rest = [t for t in tags if t not in LANGS]
+        rest = [t for t in tags if t not in (*LANGS, SETUP_TAG)]
         meta = {k: v for k, v in cell.metadata.items() if k != "tags"}
         if rest:
             meta["tags"] = rest
+        text = _setup_cell(source, cell.source) if SETUP_TAG in tags else cell.source
         make = nbformat.v4.new_code_cell if cell.cell_type == "code" else nbformat.v4.new_markdown_cell
-        new = make(cell.source, metadata=meta)
+        new = make(text, metadata=meta)
         # stable ids: the same source builds byte-identical notebooks
-        new["id"] = hashlib.sha1(f"{len(cells)}:{cell.source}".encode()).hexdigest()[:8]
+        new["id"] = hashlib.sha1(f"{len(cells)}:{text}".encode()).hexdigest()[:8]
         cells.append(new)
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": KERNELSPEC, "language_info": {"name": "python"}, "ironlaw": {"language": lang}})
     nbformat.validate(nb)
     return nb
+
+
+def _setup_cell(source: Path, lab_line: str) -> str:
+    """The course's setup cell (after its header comment) with this lab's line in it."""
+    template = source.parent.parent / SETUP_FILE  # assignments/<lab>/<lab>.nb.py -> assignments/
+    cell = template.read_text(encoding="utf-8").split("\n\n", 1)[1]
+    if cell.count(SETUP_LINE) != 1 or not lab_line.startswith("LAB, MODULE = ") or "\n" in lab_line.strip():
+        raise ValueError(f"{source}: a setup cell holds one line `LAB, MODULE = ...`, and {template} has it once")
+    return cell.replace(SETUP_LINE, lab_line.strip() + "\n").rstrip("\n")
 
 
 def render(source: Path, lang: str) -> str:

@@ -22,7 +22,7 @@ import tomllib
 from pathlib import Path
 
 import autograder
-from autograder.build import catalogs, leakscan
+from autograder.build import catalogs, leakscan, stubs
 from autograder.core import course, i18n, labs
 from autograder.core.files import shipped_files
 
@@ -40,13 +40,14 @@ def _copy(src: Path, dest: Path) -> None:
 
 
 def student_manifest(text: str) -> str:
-    """lab.toml without its [[variants]] tables: their descriptions name the
-    mistakes the hidden tests look for.  Checked by parsing both."""
+    """lab.toml without its [[variants]] tables and their sub-tables ([[variants.edits]]):
+    they name the mistakes the hidden tests look for.  Checked by parsing both."""
     out, skipping = [], False
     for line in text.splitlines(keepends=True):
         header = line.strip()
         if header.startswith("["):
-            skipping = header.startswith("[[variants]]")
+            name = header.split("#", 1)[0].strip().strip("[]").strip()
+            skipping = name == "variants" or name.startswith("variants.")
         if not skipping:
             out.append(line)
     stripped = "".join(out)
@@ -115,12 +116,15 @@ def build(root: Path, dest: Path) -> list[str]:
     """Write the bundle into ``dest`` (an empty folder); returns its files, sorted."""
     all_labs = labs.all_labs(root)
     for lab in all_labs:
+        generated = stubs.generate(lab)  # the stubs from their reference, never a file on disk that may be stale
         for rel, src in shipped_files(lab.assignment_dir, root).items():
-            if src.name.endswith(NOTEBOOK_SOURCE):
+            if src.name.endswith(NOTEBOOK_SOURCE) or src in generated:
                 continue
             _copy(src, dest / rel)
             if src.name == "lab.toml":
                 (dest / rel).write_text(student_manifest(src.read_text()), encoding="utf-8")
+        for src, text in generated.items():
+            (dest / src.relative_to(root)).write_text(text, encoding="utf-8")
         for po in sorted((lab.assignment_dir / i18n.LAB_LOCALE).glob("*.po")):  # after the tests are in place
             (dest / po.relative_to(root)).write_bytes(
                 catalogs.student_subset(po, lab, dest / lab.assignment_dir.relative_to(root)))

@@ -23,9 +23,15 @@ The markers are strict (:class:`MarkerError`, naming file and line): no
 nesting, no unclosed or unopened block, an END at its BEGIN's indentation,
 no solution line left of its marker, no empty block, no raising block at
 module level, at least one block in every contract file, and none in any
-other file of the lab.  ``autograder stubs`` writes the stubs;
-``autograder stubs --check`` (and ``tests/framework/engine/test_stubs.py``) lists
-every stub that differs from what its reference generates.
+other file of the lab.  The stubs are build outputs, never committed (``.gitignore`` lists them; a
+content test checks that list against every ``lab.toml``), so a stub cannot
+drift from its reference.  What ships reads them from :func:`generate`, not
+from the disk: the release bundle, the verify and example candidates, the
+leak scan.  Files on disk are only for working in the course repository
+(running a notebook or ``autograder check`` in place): ``autograder stubs``
+writes them, and so does the test session.  ``autograder stubs --check``
+lists the stubs on disk that are missing or differ (edited by hand: edits
+belong in the reference).
 """
 
 from __future__ import annotations
@@ -116,6 +122,13 @@ def stub_text(reference_text: str, path) -> str:
     return text
 
 
+def unmarked(text: str) -> str:
+    """``text`` without its marker lines: the reference's code as an alternative would write it."""
+    lines = text.splitlines(keepends=True)
+    markers = {n for n, c in _comment_lines(text, "<text>").items() if c in (BEGIN, BEGIN_NO_PROMPT, END)}
+    return "".join(line for n, line in enumerate(lines, 1) if n not in markers)
+
+
 def _check_no_markers_elsewhere(lab: labs.Lab) -> None:
     contracts = {lab.solution_dir / f for f in lab.manifest.student_files}
     for folder in (lab.solution_dir, lab.assignment_dir, lab.hidden_tests_dir):
@@ -145,14 +158,19 @@ def generate(lab: labs.Lab) -> dict[Path, str]:
     return out
 
 
+def texts(lab: labs.Lab) -> dict[str, str]:
+    """Student file name -> its stub text (see :func:`generate`)."""
+    return {p.name: text for p, text in generate(lab).items()}
+
+
 def drift(lab: labs.Lab) -> list[str]:
-    """The stubs (paths relative to the root) that differ from what their reference generates."""
+    """The stubs on disk (paths relative to the root) that are missing or differ from their reference's."""
     return [str(p.relative_to(lab.root)) for p, text in generate(lab).items()
             if not p.is_file() or p.read_text(encoding="utf-8") != text]
 
 
 def write(lab: labs.Lab) -> list[Path]:
-    """Write the stubs that differ from their reference's; return the paths written."""
+    """Write the stubs that are missing or differ from their reference's; return the paths written."""
     written = []
     for p, text in generate(lab).items():
         if not p.is_file() or p.read_text(encoding="utf-8") != text:

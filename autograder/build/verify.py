@@ -14,11 +14,15 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograder.build import candidates
+from autograder.build import candidates, stubs
 from autograder.core import labs
 from autograder.core.results import PASSED, SubmissionResult
 from autograder.grading import runner
 from autograder.grading.pool import GraderPool
+
+
+def _code(files: dict[str, str]) -> dict[str, str]:
+    return {name: stubs.unmarked(text) for name, text in files.items()}
 
 
 def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> list[str]:
@@ -28,7 +32,7 @@ def judge(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) -> l
         missing = candidates.missing_files(lab, cand)
         if missing:
             problems.append("lacks " + ", ".join(missing) + " (an alternative is a full copy of the student files)")
-        elif candidates.sources(lab, cand) == candidates.sources(lab, candidates.all_candidates(lab)[0]):
+        elif _code(candidates.sources(lab, cand)) == _code(candidates.sources(lab, candidates.all_candidates(lab)[0])):
             problems.append("is the reference itself, not an alternative")
     for q in res.questions(lab.manifest):
         if not q.total:

@@ -8,10 +8,11 @@ options several commands share are defined once, here.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable
 
 import click
 
-from autograder.core import i18n
+from autograder.core import i18n, labs
 
 jobs_option = click.option("--jobs", type=click.IntRange(min=1), default=None,
                            help="parallel graders (default: number of cores)")
@@ -32,3 +33,35 @@ def lang_option(what: str):
         return click.option("--lang", type=click.Choice(i18n.LANGS), default=None,
                             help=f"language of {what}: en or vi (default: ${i18n.ENV}, then the locale, then en)")(run)
     return decorate
+
+
+def lab_command(name: str, *, check: str | None = None):
+    """``autograder NAME [LAB]``: a command over the lab named, or every lab (:func:`chosen_labs`);
+    with ``check``, also a ``--check`` flag, ``check`` its help."""
+    def decorate(fn):
+        if check is not None:
+            fn = click.option("--check", is_flag=True, help=check)(fn)
+        return click.command(name)(click.argument("lab", required=False)(fn))
+    return decorate
+
+
+def chosen_labs(lab: str | None) -> list[labs.Lab]:
+    """The lab named ``lab`` (folder or short name), or every lab when none is named."""
+    return [labs.get(lab)] if lab else labs.all_labs()
+
+
+def build_or_check(lab: str | None, check: bool, *, write: Callable[[labs.Lab], Iterable],
+                   stale: Callable[[labs.Lab], list], out_of_date: str) -> int:
+    """For each of :func:`chosen_labs`: ``write(lab)`` what is out of date, printing "wrote PATH"
+    for each path it yields; or, with ``check``, change nothing and print ``out_of_date`` (a
+    ``str.format`` template) for each item of ``stale(lab)``.  1 when something is stale, else 0."""
+    found = []
+    for l in chosen_labs(lab):
+        if check:
+            found += stale(l)
+        else:
+            for path in write(l):
+                print(f"wrote {path}")
+    for s in found:
+        print(out_of_date.format(s))
+    return 1 if found else 0

@@ -59,6 +59,11 @@ def main(*, lab: str, path: str | None = None, sandbox: bool = False) -> int:
     console = Console()
     the_lab = labs.get(lab)
     code_dir = Path(path).resolve() if path else the_lab.assignment_dir
+    absent = [f for f in the_lab.manifest.student_files if not (code_dir / f).is_file()]
+    if not path and absent and the_lab.has_solutions:  # the course repository, where stubs are build outputs
+        console.print(_("{files}: not there. In the course repository the stubs are generated from "
+                        "solutions/: run `autograder stubs`.").format(files=", ".join(absent)), markup=False)
+        return 2
     if sandbox:
         tests, hidden = public_tests_sandboxed(the_lab, code_dir), 0
     else:

@@ -8,21 +8,18 @@ fails when the committed ones drift from the sources.
 
 from __future__ import annotations
 
-import click
-
 from autograder.build import candidates
-from autograder.core import labs
+from autograder.commands import chosen_labs, lab_command
 
 
-@click.command("examples")
-@click.argument("lab", required=False)
+@lab_command("examples")
 def command(**options) -> int:
     """write the demo submissions under examples/"""
     return main(**options)
 
 
 def main(*, lab: str | None = None) -> int:
-    for l in [labs.get(lab)] if lab else labs.all_labs():
+    for l in chosen_labs(lab):
         want = {f"{c.id}.zip" for c in candidates.all_candidates(l)}
         l.examples_dir.mkdir(parents=True, exist_ok=True)
         for stale in l.examples_dir.glob("*.zip"):

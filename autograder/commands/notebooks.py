@@ -3,34 +3,42 @@ language, from its single jupytext source (``autograder.build.notebooks``)."""
 
 from __future__ import annotations
 
-import click
+from collections.abc import Iterator
+from pathlib import Path
 
-from autograder.core import labs
 from autograder.build import notebooks
+from autograder.commands import build_or_check, lab_command
+from autograder.core import labs
 
 
-@click.command("notebooks")
-@click.argument("lab", required=False)
-@click.option("--check", is_flag=True, help="only report notebooks that differ from their source")
+@lab_command("notebooks", check="only report notebooks that differ from their source")
 def command(**options) -> int:
     """build each lab's notebooks (English, Vietnamese) from their one source"""
     return main(**options)
 
 
 def main(*, lab: str | None = None, check: bool = False) -> int:
-    stale = []
-    for l in [labs.get(lab)] if lab else labs.all_labs():
-        src = notebooks.source_path(l.assignment_dir, l.name)
-        for lang in notebooks.LANGS:
-            dest = notebooks.notebook_path(l.assignment_dir, l.name, lang)
-            text = notebooks.render(src, lang)
-            if dest.is_file() and dest.read_text(encoding="utf-8") == text:
-                continue
-            if check:
-                stale.append(str(dest))
-            else:
-                dest.write_text(text, encoding="utf-8")
-                print(f"wrote {dest}")
-    for s in stale:
-        print(f"out of date with its source: {s} (run `autograder notebooks`)")
-    return 1 if stale else 0
+    return build_or_check(lab, check, write=_write, stale=_stale,
+                          out_of_date="out of date with its source: {} (run `autograder notebooks`)")
+
+
+def _differing(lab: labs.Lab) -> list[tuple[Path, str]]:
+    """(notebook, what its source renders to) for each of the lab's notebooks that differs from its source."""
+    src = notebooks.source_path(lab.assignment_dir, lab.name)
+    out = []
+    for lang in notebooks.LANGS:
+        dest = notebooks.notebook_path(lab.assignment_dir, lab.name, lang)
+        text = notebooks.render(src, lang)
+        if not (dest.is_file() and dest.read_text(encoding="utf-8") == text):
+            out.append((dest, text))
+    return out
+
+
+def _stale(lab: labs.Lab) -> list[str]:
+    return [str(dest) for dest, _text in _differing(lab)]
+
+
+def _write(lab: labs.Lab) -> Iterator[Path]:
+    for dest, text in _differing(lab):
+        dest.write_text(text, encoding="utf-8")
+        yield dest

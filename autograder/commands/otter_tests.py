@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import click
-
-from autograder.core import labs
 from autograder.build import otter
+from autograder.commands import chosen_labs, lab_command
 
 
-@click.command("otter-tests")
-@click.argument("lab", required=False)
+@lab_command("otter-tests")
 def command(**options) -> int:
     """rewrite each notebook's otter tests from the public tests"""
     return main(**options)
 
 
 def main(*, lab: str | None = None) -> int:
-    for the_lab in [labs.get(lab)] if lab else labs.all_labs():
+    for the_lab in chosen_labs(lab):
         written = otter.write_test_files(the_lab)
         print(f"{the_lab.name}: {len(written)} otter test file(s) in "
               f"{(the_lab.assignment_dir / otter.TESTS_DIR).relative_to(the_lab.root)}")

@@ -3,32 +3,21 @@ from its marked reference under solutions/ (``autograder.build.stubs``)."""
 
 from __future__ import annotations
 
-import click
-
 from autograder.build import stubs
-from autograder.core import labs
+from autograder.commands import build_or_check, lab_command
 
 
-@click.command("stubs")
-@click.argument("lab", required=False)
-@click.option("--check", is_flag=True, help="only list stubs that differ from what their reference generates")
+@lab_command("stubs", check="only list stubs that differ from what their reference generates")
 def command(**options) -> int:
     """write each lab's stubs under assignments/ from the reference; --check lists drift"""
     return main(**options)
 
 
 def main(*, lab: str | None = None, check: bool = False) -> int:
-    stale = []
-    for l in [labs.get(lab)] if lab else labs.all_labs():
-        try:
-            if check:
-                stale += stubs.drift(l)
-            else:
-                for path in stubs.write(l):
-                    print(f"wrote {path.relative_to(l.root)}")
-        except stubs.MarkerError as exc:
-            print(f"autograder stubs: {exc}")
-            return 2
-    for s in stale:
-        print(f"out of date with its reference: {s} (run `autograder stubs`)")
-    return 1 if stale else 0
+    try:
+        return build_or_check(lab, check, write=lambda l: (p.relative_to(l.root) for p in stubs.write(l)),
+                              stale=stubs.drift,
+                              out_of_date="out of date with its reference: {} (run `autograder stubs`)")
+    except stubs.MarkerError as exc:
+        print(f"autograder stubs: {exc}")
+        return 2

@@ -7,15 +7,12 @@ With it: list what is missing, fuzzy or inconsistent (``autograder.build.catalog
 
 from __future__ import annotations
 
-import click
-
 from autograder.build import catalogs
+from autograder.commands import lab_command
 from autograder.core import labs
 
 
-@click.command("translations")
-@click.argument("lab", required=False)
-@click.option("--check", is_flag=True, help="change nothing; list missing or inconsistent translations")
+@lab_command("translations", check="change nothing; list missing or inconsistent translations")
 def command(**options) -> int:
     """update the Vietnamese message catalogs from the code; --check lists gaps"""
     return main(**options)

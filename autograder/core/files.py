@@ -85,21 +85,22 @@ def shipped_files(folder: Path, base: Path, skip: tuple[Path, ...] = ()) -> dict
     return out
 
 
+def _set_environ(values: Mapping[str, str | None]) -> None:
+    """``os.environ`` takes these values (None: unset)."""
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @contextlib.contextmanager
 def scoped_environ(**values: str | None) -> Iterator[None]:
     """Within the block, ``os.environ`` has these values (None: unset); the
     previous ones come back afterwards.  Child processes started inside see them."""
     saved = {k: os.environ.get(k) for k in values}
     try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _set_environ(values)
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _set_environ(saved)

@@ -48,18 +48,32 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Variant:
-    """A negative variant: the reference with one file's functions overridden.
+class Edit:
+    """Replace the one place ``base``'s copy of the file holds ``replace`` by ``by``."""
 
-    The overlay file is appended to ``base``'s copy of ``file``; Python's
-    late binding of globals makes the appended definitions win everywhere.
+    replace: str
+    by: str
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A negative variant: ``base``'s copy of one file, changed in one of two ways.
+
+    * ``patch``: an overlay file appended to it; Python's late binding of
+      globals makes the appended definitions win everywhere (a mistake that
+      rewrites whole functions);
+    * ``edits``: text replacements, each of a passage that occurs exactly once
+      (a mistake of a line or two, written as the change itself, so that the
+      variant cannot drift from the reference: an edit that no longer applies
+      is an error).
     """
 
     id: str
     description: str
     file: str
-    patch: str  # path relative to solutions/<lab>/
     loses: tuple[str, ...]  # question ids, or (ALL,)
+    patch: str = ""  # path relative to solutions/<lab>/
+    edits: tuple[Edit, ...] = ()
     base: str = "reference"  # or "stub"
 
 
@@ -122,7 +136,9 @@ TOP = {"title": STR, "student_files": STR_LIST, "support_files": STR_LIST, "visi
        "limits": TABLE, "questions": TABLE_LIST, "variants": TABLE_LIST}
 LIMITS = {f.name: (INT if f.type == "int" else NUMBER) for f in fields(Limits)}
 QUESTION = {"id": STR, "title": STR, "points": NUMBER, "section": STR, "details": STR}
-VARIANT = {"id": STR, "description": STR, "file": STR, "patch": STR, "loses": STR_LIST, "base": STR}
+VARIANT = {"id": STR, "description": STR, "file": STR, "patch": STR, "edits": TABLE_LIST, "loses": STR_LIST,
+           "base": STR}
+EDIT = {"replace": STR, "by": STR}
 
 
 def _check(table: dict, schema: dict[str, _Type], where: str, label: str) -> dict:
@@ -173,6 +189,21 @@ def _file_names(names: list[str], key: str, where: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _edits(v: dict, where: str, i: int) -> tuple[Edit, ...]:
+    """A variant's edits, once it is known to have ``patch`` or ``edits``, not both."""
+    label = _label("variants", i, v)
+    if ("patch" in v) == ("edits" in v):
+        raise ManifestError(f"{where}: {label} needs exactly one of the keys 'patch' and 'edits'")
+    edits = []
+    for j, e in enumerate(v.get("edits", ())):
+        _check(e, EDIT, where, f"{label} edit #{j + 1}")
+        edits.append(Edit(_require(e, "replace", f"{where} {label} edit #{j + 1}"),
+                          _require(e, "by", f"{where} {label} edit #{j + 1}")))
+    if "edits" in v and not edits:
+        raise ManifestError(f"{where}: {label} has an empty 'edits' list")
+    return tuple(edits)
+
+
 def parse(data: dict, name: str) -> Manifest:
     where = f"{name}/lab.toml"
     _check(data, TOP, where, "the top level")
@@ -198,11 +229,12 @@ def parse(data: dict, name: str) -> Manifest:
             id=_require(v, "id", f"{where} [[variants]]"),
             description=v.get("description", ""),
             file=_require(v, "file", f"{where} [[variants]]"),
-            patch=_require(v, "patch", f"{where} [[variants]]"),
+            patch=v.get("patch", ""),
+            edits=_edits(v, where, i),
             loses=tuple(_require(v, "loses", f"{where} [[variants]]")),
             base=v.get("base", "reference"),
         )
-        for v in variant_tables
+        for i, v in enumerate(variant_tables)
     )
     student_files = _file_names(_require(data, "student_files", where), "student_files", where)
     support_files = _file_names(data.get("support_files", []), "support_files", where)

@@ -111,6 +111,12 @@ class SubmissionResult:
         """raw/<id>.json: everything, ``instructor_note`` included (for instructors only)."""
         return json.dumps(self.to_dict())
 
+    @staticmethod
+    def report_json(tests: list[TestResult], isolation: dict) -> str:
+        """What one grader process knows of a result (its ``--results-json``): the rest
+        (``submission``, ``lab``, ...) is its caller's, given to :meth:`from_json`."""
+        return json.dumps({"tests": [t.to_dict() for t in tests], "isolation": isolation})
+
     @classmethod
     def from_json(cls, text: str, **known) -> "SubmissionResult":
         """The inverse of ``to_json``.  ``known`` fills the keys the text lacks: a

@@ -11,10 +11,8 @@ A lab test file is one under ``tests/<lab>/`` (hidden) or
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ import pytest
 
 from autograder.calls import errors, seam
 from autograder.core import labs, results
+from autograder.core.files import atomic_write
 from autograder.core.manifest import VISIBILITIES
 from autograder.labkit import messages
 from autograder.core.i18n import _
@@ -410,13 +409,8 @@ def pytest_sessionfinish(session):
     if st is None:
         return
     st.close()
-    path = st.settings.results_json
-    if path:
-        payload = {"tests": [t.to_dict() for t in st.results], "isolation": st.isolation,
-                   "finished": time.time()}
-        tmp = Path(str(path) + ".tmp")
-        tmp.write_text(json.dumps(payload))
-        os.replace(tmp, path)
+    if st.settings.results_json:
+        atomic_write(st.settings.results_json, results.SubmissionResult.report_json(st.results, st.isolation))
 
 
 def collected_results(config) -> list[results.TestResult]:

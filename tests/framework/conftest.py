@@ -12,6 +12,19 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def stubs_on_disk():
+    """The stubs in assignments/, of the real labs and of the toy lab (before any
+    test copies it), for the tests that use them in place (notebooks, otter's
+    checks, ``check`` on the stubs): they are generated from the reference and
+    never committed (``autograder.build.stubs``)."""
+    from autograder.build import stubs
+    from autograder.core import labs
+
+    for lab in labs.all_labs(REPO) + labs.all_labs(FIXTURES / "toyroot"):
+        stubs.write(lab)
+
+
 @pytest.fixture(autouse=True)
 def english_unless_asked(monkeypatch):
     """Tests read English messages whatever this machine's locale; a test that

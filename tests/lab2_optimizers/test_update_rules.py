@@ -68,6 +68,17 @@ def problem(rng, shape=(4, 3), scale=1.0, steps=STEPS):
     return rng.normal(size=shape), [scale * rng.normal(size=shape) for _step in range(steps)]
 
 
+def check_at_gradient_sizes(student, rng, rule: str, name: str, cases):
+    """``rule`` against torch on a fresh problem per (gradient scale, hyperparameters) case."""
+    for scale, hp in cases:
+        params0, grads = problem(rng, scale=scale)
+        want, _state = torch_replay(rule, params0, grads, hp)
+        got, _state = student_replay(student, rule, params0, grads, hp)
+        check_path(got, want, rule=name,
+                   case=_("{steps} steps, {gradients}, {hparams}").format(steps=STEPS, gradients=_(GRADIENT_SIZE[scale]),
+                                                                           hparams=fmt(hp)))
+
+
 # -- update_rules ------------------------------------------------------------------
 @pytest.mark.question("update_rules")
 def test_sgd_plain_matches_torch(student, rng):
@@ -93,29 +104,19 @@ def test_sgd_momentum_matches_torch(student, rng):
 @pytest.mark.question("update_rules")
 def test_rmsprop_matches_torch(student, rng):
     """RMSprop: eps outside the square root (the second case makes eps matter)."""
-    for scale, hp in ((1.0, {"lr": 0.01}), (1e-3, {"lr": 0.01, "alpha": 0.9, "eps": 1e-4, "weight_decay": 0.01})):
-        params0, grads = problem(rng, scale=scale)
-        want, _state = torch_replay("rmsprop", params0, grads, hp)
-        got, _state = student_replay(student, "rmsprop", params0, grads, hp)
-        check_path(got, want, rule="RMSprop",
-                   case=_("{steps} steps, {gradients}, {hparams}").format(steps=STEPS, gradients=_(GRADIENT_SIZE[scale]),
-                                                                           hparams=fmt(hp)))
+    check_at_gradient_sizes(student, rng, "rmsprop", "RMSprop", (
+        (1.0, {"lr": 0.01}),
+        (1e-3, {"lr": 0.01, "alpha": 0.9, "eps": 1e-4, "weight_decay": 0.01}),
+    ))
 
 
 @pytest.mark.question("update_rules")
 def test_adam_matches_torch(student, rng):
     """Adam: bias correction, and eps added after it (the second case makes eps matter)."""
-    cases = (
+    check_at_gradient_sizes(student, rng, "adam", "Adam", (
         (1.0, {"lr": 1e-2}),
         (1e-3, {"lr": 1e-2, "betas": (0.8, 0.99), "eps": 1e-3, "weight_decay": 0.01}),
-    )
-    for scale, hp in cases:
-        params0, grads = problem(rng, scale=scale)
-        want, _state = torch_replay("adam", params0, grads, hp)
-        got, _state = student_replay(student, "adam", params0, grads, hp)
-        check_path(got, want, rule="Adam",
-                   case=_("{steps} steps, {gradients}, {hparams}").format(steps=STEPS, gradients=_(GRADIENT_SIZE[scale]),
-                                                                           hparams=fmt(hp)))
+    ))
 
 
 @pytest.mark.question("update_rules")

@@ -12,10 +12,14 @@ and the documented schedule played here step by step; the reference is
 also checked against torch.distributed (gloo) in the framework tests.
 """
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from autograder.labkit import messages as M
+from autograder.core import labs
 from autograder.core.i18n import N_, _
 from autograder.labkit.assertions import assert_close, assert_equal, assert_scalar
 
@@ -25,17 +29,20 @@ pytestmark = pytest.mark.question("ring_allreduce")
 TOL = {"int64": dict(rtol=0, atol=0), "int32": dict(rtol=0, atol=0), "float64": dict(rtol=1e-12, atol=1e-12),
        "float32": dict(rtol=1e-5, atol=1e-5)}
 NOT_IDENTICAL = N_("{what}{case}: rank {rank} ends with a different buffer than rank 0 (max abs difference {diff})")
-# What the trusted network reports when a rank breaks the ring (lab4_sim.RingError.kind).
-RING_BROKEN = {
-    "neighbour": N_("ring AllReduce{case}: at step {step} rank {rank} sent to rank {to}; on a ring rank {rank} may "
-                    "only send to rank {next}, that is (rank + 1) mod N"),
-    "message": N_("ring AllReduce{case}: at step {step} rank {rank} sent a message that is not a dict with exactly "
-                  "the keys 'to' (an int), 'chunk' (an int below N) and 'data' (a 1-D numpy array)"),
-    "dtype": N_("ring AllReduce{case}: at step {step} rank {rank} sent data of another dtype than the buffers"),
-    "messages": N_("ring AllReduce{case}: at step {step} ring_send for rank {rank} did not return a list of messages"),
-    "buffer": N_("ring AllReduce{case}: at step {step} ring_receive for rank {rank} did not return a 1-D array "
-                 "of the buffer's length and dtype"),
-}
+
+
+def _public_tests():
+    """This lab's public test module, loaded by path (test modules don't import each other here)."""
+    path = labs.lab_of_test(Path(__file__)).public_tests_dir / "test_public.py"
+    spec = importlib.util.spec_from_file_location("_lab4_public_tests", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# What the trusted network reports when a rank breaks the ring (lab4_sim.RingError.kind), worded
+# once, in the public test: a student reads the same sentence from `check` and from grading.
+RING_BROKEN = _public_tests().RING_BROKEN
 MESSAGE_COUNT = N_("{what}{case}: at step {step} rank {rank} sent {count} messages; the ring sends exactly one "
                    "per rank and step")
 WRONG_CHUNK = N_("{what}{case}: at step {step} ({phase}) rank {rank} sent chunk {got}; the schedule sends chunk "

@@ -69,15 +69,27 @@ def forward_examples(out: dict) -> list[int]:
     return [entry["examples"] for entry in out["forward_log"]]
 
 
+TINY_MLP = {"d_in": 4, "d_hidden": 6, "n_classes": 3, "seed": 0, "dtype": "float64"}
+TINY_SHAPES = {"fc1.weight": (6, 4), "fc1.bias": (6,), "fc2.weight": (3, 6), "fc2.bias": (3,)}
+
+
+def tiny_state_dict(g: torch.Generator) -> dict:
+    """Initial parameters of TINY_MLP, drawn from ``g``."""
+    return {name: 0.5 * torch.randn(shape, generator=g, dtype=torch.float64) for name, shape in TINY_SHAPES.items()}
+
+
+def tiny_batch(g: torch.Generator, n: int) -> dict:
+    """``n`` examples for TINY_MLP, drawn from ``g``."""
+    return {"x": torch.randn(n, 4, generator=g, dtype=torch.float64), "y": torch.randint(0, 3, (n,), generator=g)}
+
+
 @pytest.mark.question("accumulation")
 def test_accumulation_two_steps(student, snapshot):
     g = torch.Generator().manual_seed(0)
-    config = {"d_in": 4, "d_hidden": 6, "n_classes": 3, "seed": 0, "dtype": "float64"}
-    shapes = {"fc1.weight": (6, 4), "fc1.bias": (6,), "fc2.weight": (3, 6), "fc2.bias": (3,)}
-    state_dict = {name: 0.5 * torch.randn(shape, generator=g, dtype=torch.float64) for name, shape in shapes.items()}
-    batches = [{"x": torch.randn(8, 4, generator=g, dtype=torch.float64), "y": torch.randint(0, 3, (8,), generator=g)}
-               for _step in range(2)]
-    out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=batches, micro_batch_size=2, lr=0.5)
+    state_dict = tiny_state_dict(g)
+    batches = [tiny_batch(g, 8) for _step in range(2)]
+    out = student.accumulate_and_step(config=TINY_MLP, state_dict=state_dict, batches=batches, micro_batch_size=2,
+                                      lr=0.5)
     got = {"step1_grad": out["grads"][0], "step2_grad": out["grads"][1], "params": out["params"],
            "forward_examples": forward_examples(out)}
     snapshot.check("accumulation", got, what=_("accumulation"), case=_("batch 8, micro-batch 2, 2 steps"),
@@ -87,11 +99,9 @@ def test_accumulation_two_steps(student, snapshot):
 @pytest.mark.question("accumulation_uneven")
 def test_accumulation_short_last_micro_batch(student, snapshot):
     g = torch.Generator().manual_seed(1)
-    config = {"d_in": 4, "d_hidden": 6, "n_classes": 3, "seed": 0, "dtype": "float64"}
-    shapes = {"fc1.weight": (6, 4), "fc1.bias": (6,), "fc2.weight": (3, 6), "fc2.bias": (3,)}
-    state_dict = {name: 0.5 * torch.randn(shape, generator=g, dtype=torch.float64) for name, shape in shapes.items()}
-    batch = {"x": torch.randn(10, 4, generator=g, dtype=torch.float64), "y": torch.randint(0, 3, (10,), generator=g)}
-    out = student.accumulate_and_step(config=config, state_dict=state_dict, batches=[batch], micro_batch_size=4, lr=0.5)
+    state_dict = tiny_state_dict(g)
+    out = student.accumulate_and_step(config=TINY_MLP, state_dict=state_dict, batches=[tiny_batch(g, 10)],
+                                      micro_batch_size=4, lr=0.5)
     got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out)}
     snapshot.check("accumulation_uneven", got, what=_("accumulation"),
                    case=_("batch 10, micro-batch 4 (sizes 4, 4, 2), 1 step"), rtol=1e-9, atol=1e-12)

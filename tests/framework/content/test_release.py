@@ -173,20 +173,34 @@ def test_toy_release_is_clean(toy_project, tmp_path, capsys):
     assert (tmp_path / "bundle" / "assignments" / "labx_toy" / "toy.py").exists()
 
 
-def test_reference_line_planted_in_stub(toy_project, tmp_path, capsys):
+REF_LINE = "    return float(np.sqrt(np.sum(np.asarray(x, dtype=np.float64) ** 2)))\n"
+
+
+def test_the_bundle_takes_the_stub_from_its_reference_not_from_the_disk(toy_project, tmp_path, capsys):
+    from autograder.build import stubs
+    from autograder.core import labs
+
     stub = toy_project / "assignments" / "labx_toy" / "toy.py"
-    ref_line = "    return float(np.sqrt(np.sum(np.asarray(x, dtype=np.float64) ** 2)))\n"
     lines = stub.read_text().splitlines(keepends=True)
-    at = len(lines) - 1  # above the last `raise NotImplementedError` (in norm)
-    stub.write_text("".join(lines[:at] + [ref_line] + lines[at:]))
-    err = _release_refused(tmp_path, capsys, f"assignments/labx_toy/toy.py:{at + 1}")
+    stub.write_text("".join(lines[:-1] + [REF_LINE] + lines[-1:]))  # a stub on disk edited by hand
+    assert main(["release", "--out", str(tmp_path / "bundle")]) == 0
+    shipped = (tmp_path / "bundle" / "assignments" / "labx_toy" / "toy.py").read_text()
+    assert shipped == stubs.texts(labs.get("labx", toy_project))["toy.py"] and REF_LINE not in shipped
+
+
+def test_reference_line_planted_in_a_shipped_file(toy_project, tmp_path, capsys):
+    helper = toy_project / "assignments" / "labx_toy" / "tests" / "helpers.py"
+    helper.write_text("import numpy as np\n\n\ndef norm(x):\n" + REF_LINE)
+    err = _release_refused(tmp_path, capsys, "assignments/labx_toy/tests/helpers.py:5")
     assert "solutions/labx_toy/toy.py:" in err
 
 
 def test_hidden_test_line_and_whole_file(toy_project, tmp_path, capsys):
     lab = toy_project / "assignments" / "labx_toy"
     (lab / "notes.md").write_text("Try:\n\n    x = rng.normal(size=7)\n    a, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))\n")
-    shutil.copy(toy_project / "solutions" / "labx_toy" / "toy.py", lab / "toy_solution.py")
+    from autograder.build import stubs  # the reference without its solution markers: still the reference
+
+    (lab / "toy_solution.py").write_text(stubs.unmarked((toy_project / "solutions" / "labx_toy" / "toy.py").read_text()))
     err = _release_refused(tmp_path, capsys, "assignments/labx_toy/notes.md:4")
     assert "tests/labx_toy/test_toy.py:8" in err
     assert "assignments/labx_toy/toy_solution.py: identical to solutions/labx_toy/toy.py" in err

@@ -177,7 +177,7 @@ def test_one_serialisation_of_a_result(toy_lab, tmp_path):
                                    duration_s=1.25, sha256="ab", lang="vi")
     assert res.to_json() == json.dumps(res.to_dict())
     assert results.SubmissionResult.from_json(res.to_json()) == res
-    report = json.dumps({"tests": [t.to_dict()], "isolation": {"seccomp": True}, "finished": 1.0})
+    report = results.SubmissionResult.report_json([t], {"seccomp": True})
     back = results.SubmissionResult.from_json(report, submission="x", lab="labx")
     assert back.tests == [t] and back.isolation == {"seccomp": True} and back.submission == "x"
     for torn in ("", "{", "[]", '{"lab": "labx"}'):

@@ -7,6 +7,7 @@ import json
 import shutil
 import zipfile
 
+from autograder.build import stubs
 from autograder.cli import main
 from autograder.batch.gradebook import FIXED_COLUMNS
 from autograder.core.results import gradescope_json  # noqa: F401  (schema built by one function)
@@ -58,7 +59,7 @@ def test_verify_toy(toy_root, capsys):
 def test_verify_requires_full_marks_of_every_alternative(toy_root, capsys):
     alt = toy_root / "solutions" / "labx_toy" / "alternatives"
     (alt / "rounds").mkdir()
-    text = (toy_root / "solutions" / "labx_toy" / "toy.py").read_text()
+    text = stubs.unmarked((toy_root / "solutions" / "labx_toy" / "toy.py").read_text())  # markers: the reference's only
     (alt / "rounds" / "toy.py").write_text(text.replace("** 2)))", "** 2)), 6)").replace("float(np.", "round(np."))
     (alt / "half").mkdir()  # an alternative is a full copy: a missing file is the author's mistake
     (alt / "same").mkdir()

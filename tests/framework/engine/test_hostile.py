@@ -45,6 +45,7 @@ def _intake_helpers():
 make_hostile_intake_entries, remove_tree = _intake_helpers()
 
 HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "hostile"
+GATED_TAIL = HOSTILE.parent / "hostile_gated.py"
 REPO = Path(__file__).resolve().parents[3]
 MARKERS = [Path("/tmp/ironlaw-pwned-marker"), Path("/ironlaw-pwned-marker"), Path("/etc/ironlaw-pwned-marker"),
            Path(np.__file__).parent / "ironlaw-pwned-marker", Path(pwd.getpwuid(0).pw_dir) / "ironlaw-pwned-marker"]
@@ -85,9 +86,27 @@ def _worker_processes() -> list[str]:
     return found
 
 
+def _complete_hostile(subs: Path) -> None:
+    """Write the parts of the hostile submissions that the fixtures keep only once.
+
+    A submission is staged alone in the sandbox, so it cannot import a shared
+    helper: a "gated" one (``<name>/escape.py``, its attack) gets its toy.py
+    here, the attack followed by the one contract tail (fixtures/hostile_gated.py),
+    and ships_conftest ships its conftest.py's text as sitecustomize.py and
+    usercustomize.py too."""
+    tail = GATED_TAIL.read_text()
+    for attack in subs.glob("*/escape.py"):
+        (attack.parent / "toy.py").write_text(attack.read_text() + "\n\n" + tail)
+        attack.unlink()
+    hooks = subs / "ships_conftest"
+    for name in ("sitecustomize.py", "usercustomize.py"):
+        shutil.copyfile(hooks / "conftest.py", hooks / name)
+
+
 def _grade_batch(tmp_path: Path, *, reachable_python: bool = False) -> tuple[dict[str, dict], Path]:
     subs = tmp_path / "submissions"
     shutil.copytree(HOSTILE, subs)
+    _complete_hostile(subs)
     make_hostile_intake_entries(subs)
     expected = {p.name.removesuffix(".zip") for p in subs.iterdir()}
     out = tmp_path / "out"

@@ -23,7 +23,7 @@ def test_manifest_matches_files(lab):
     for f in m.support_files:
         assert (lab.assignment_dir / f).is_file(), f"support file {f} missing"
     for v in m.variants:
-        assert (lab.solution_dir / v.patch).is_file(), f"variant patch {v.patch} missing"
+        assert not v.patch or (lab.solution_dir / v.patch).is_file(), f"variant patch {v.patch} missing"
     assert len(m.variants) >= 2, "each lab ships at least two negative variants"
     assert lab.hidden_tests_dir.is_dir() and lab.public_tests_dir.is_dir()
     assert (lab.assignment_dir / f"{lab.name}.ipynb").is_file()

@@ -64,11 +64,11 @@ def test_survivors_are_listed_and_fail_until_marked_equivalent(toy_root, capsys)
     _weaken_norm_tests(toy_root)
     assert main(["mutants", "labx", "--no-sandbox"]) == 1
     out = capsys.readouterr().out
-    assert "survivors (" in out and "toy.py:12 " in out
+    assert "survivors (" in out and "toy.py:15 " in out
     lab = labs.get("labx", toy_root)
-    survivors = [m for m in mutants.all_mutants(lab) if m.line == 12 and m.operator != "return"]  # None: not a float
+    survivors = [m for m in mutants.all_mutants(lab) if m.line == 15 and m.operator != "return"]  # None: not a float
     entries = "".join(
-        f'[[mutant]]\nfile = "toy.py"\nline = 12\noriginal = {mutants.toml_str(m.original)}\n'
+        f'[[mutant]]\nfile = "toy.py"\nline = 15\noriginal = {mutants.toml_str(m.original)}\n'
         f'mutated = {mutants.toml_str(m.mutated)}\nwhy = "not tested in this fixture"\n\n' for m in survivors)
     (lab.solution_dir / mutants.EQUIVALENTS_FILE).write_text(entries)
     assert main(["mutants", "labx", "--no-sandbox"]) == 0

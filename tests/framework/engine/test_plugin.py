@@ -27,6 +27,15 @@ def run(toy, *args):
     return {t["name"]: t for t in json.loads(out.read_text())["tests"]}
 
 
+EXTRA = "tests/labx_toy/test_extra.py"
+
+
+def extra_test(toy, source: str) -> str:
+    """Add ``source`` to the toy lab's hidden tests, as EXTRA; returns that path (for ``run``)."""
+    (toy.path / EXTRA).write_text(source)
+    return EXTRA
+
+
 def test_reference_by_default_and_points(toy):
     res = run(toy, "tests", "assignments")
     assert all(t["status"] == "passed" for t in res.values())
@@ -42,31 +51,26 @@ def test_submission_option_and_feedback(toy):
 
 
 def test_question_marker_required(toy):
-    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text("def test_orphan(student):\n    pass\n")
+    extra_test(toy, "def test_orphan(student):\n    pass\n")
     result = toy.runpytest_subprocess("-p", "no:cacheprovider", "tests")
     result.stderr.fnmatch_lines(["*test_orphan: no @pytest.mark.question*"])
     assert result.ret != 0
 
 
 def test_unknown_question_and_visibility(toy):
-    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text(
-        "import pytest\n"
-        "@pytest.mark.question('add', points=0.5, visibility='after_published')\n"
-        "def test_vis(student):\n    pass\n")
-    res = run(toy, "tests/labx_toy/test_extra.py")
+    res = run(toy, extra_test(toy, "import pytest\n"
+                                   "@pytest.mark.question('add', points=0.5, visibility='after_published')\n"
+                                   "def test_vis(student):\n    pass\n"))
     assert res["test_vis"]["visibility"] == "after_published" and res["test_vis"]["max_points"] == 0.5
-    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text(
-        "import pytest\n@pytest.mark.question('nope')\ndef test_x(student):\n    pass\n")
+    extra_test(toy, "import pytest\n@pytest.mark.question('nope')\ndef test_x(student):\n    pass\n")
     result = toy.runpytest_subprocess("-p", "no:cacheprovider", "tests")
     result.stderr.fnmatch_lines(["*unknown question 'nope'*"])
 
 
 def test_bare_assert_does_not_leak_values(toy):
-    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text(
-        "import pytest\n@pytest.mark.question('add')\n"
-        "def test_leak(student, reference):\n"
-        "    assert student.norm(x=[1.0]) == 123456.789\n")
-    res = run(toy, "tests/labx_toy/test_extra.py")
+    res = run(toy, extra_test(toy, "import pytest\n@pytest.mark.question('add')\n"
+                                   "def test_leak(student, reference):\n"
+                                   "    assert student.norm(x=[1.0]) == 123456.789\n"))
     assert "123456" not in res["test_leak"]["feedback"]
     assert res["test_leak"]["feedback"] == "a check in test_leak failed"
 
@@ -87,7 +91,7 @@ def test_snapshot_detects_missing_and_wrong(toy):
 
 def test_bad_markers_are_usage_errors_naming_test_marker_and_keyword(toy):
     """As pytest-timeout checks its marker: nothing the plugin does not know is ignored."""
-    (toy.path / "tests" / "labx_toy" / "test_extra.py").write_text(
+    extra_test(toy, (
         "import pytest\n"
         "@pytest.mark.question('add', visibility='hiden')\ndef test_typo_value(student):\n    pass\n"
         "@pytest.mark.question('add', visiblity='hidden')\ndef test_typo_keyword(student):\n    pass\n"
@@ -99,10 +103,10 @@ def test_bad_markers_are_usage_errors_naming_test_marker_and_keyword(toy):
         "@pytest.mark.fixed_seed(True)\n@pytest.mark.question('add')\ndef test_seed_arg(student):\n    pass\n"
         "@pytest.mark.fixed_seed(salt='x')\n@pytest.mark.question('add')\ndef test_seed_kw(student):\n    pass\n"
         "@pytest.mark.fixed_seed\n@pytest.mark.question('add', points=0.5, visibility='hidden')\n"
-        "def test_fine(student):\n    pass\n")
-    result = toy.runpytest_subprocess("-p", "no:cacheprovider", "tests/labx_toy/test_extra.py")
+        "def test_fine(student):\n    pass\n"))
+    result = toy.runpytest_subprocess("-p", "no:cacheprovider", EXTRA)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    node = "tests/labx_toy/test_extra.py::"
+    node = f"{EXTRA}::"
     expected = [
         f"*{node}test_typo_value: @pytest.mark.question: keyword 'visibility' must be one of hidden, "
         "after_due_date, after_published, visible, not 'hiden'",

@@ -105,15 +105,20 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
             "total": (fwd["total"] + bwd["total"]) * n_layers, "attention_quadratic": quad * n_layers}
 
 
+def _clock_readings(dev, X, W) -> tuple[float, float]:
+    """The device clock just before and just after one product X @ W."""
+    start = dev.clock()
+    dev.matmul(X, W)
+    return start, dev.clock()
+
+
 def measure_peak_flop_per_s(n: int = 512, repeats: int = 10, device: dict | None = None) -> float:
     """The best FLOP rate of a large square matmul on a device."""
     dev = lab1_device.open_device(device)
     X, W = dev.randn(n, n), dev.randn(n, n)
     dev.matmul(X, W)
-    stamps = []
-    for _ in range(repeats):
-        stamps.append((dev.clock(), dev.matmul(X, W), dev.clock()))
-    fastest = min(end - start for start, _out, end in stamps)
+    stamps = [_clock_readings(dev, X, W) for _ in range(repeats)]
+    fastest = min(end - start for start, end in stamps)
     return float(matmul_flops(n, n, n) / fastest)
 
 
@@ -126,13 +131,10 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
     Xs = [dev.randn(b, d_in) for b in batch_sizes]
     for X in Xs:
         dev.matmul(X, W)
-    elapsed = np.empty((repeats, len(Xs)))
-    for r in range(repeats):
-        for j, X in enumerate(Xs):
-            start = dev.clock()
-            dev.matmul(X, W)
-            elapsed[r, j] = dev.clock() - start
-    seconds = np.median(elapsed, axis=0).tolist()
+    # raw readings, (repeats, batch sizes, before/after): every batch size once per repeat, in order
+    stamps = np.array([[_clock_readings(dev, X, W) for X in Xs] for _ in range(repeats)], dtype=np.float64)
+    stamps = stamps.reshape(repeats, len(Xs), 2)
+    seconds = np.median(stamps[..., 1] - stamps[..., 0], axis=0).tolist()
     flops = [matmul_flops(b, d_in, d_out) for b in batch_sizes]
     rates = [f / s for f, s in zip(flops, seconds)]
     peak = float(peak_flop_per_s) if measured is None else max([measured] + rates)

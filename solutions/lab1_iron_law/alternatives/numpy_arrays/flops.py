@@ -20,12 +20,13 @@ GELU_FLOPS_PER_ELEMENT = 9
 RESIDUAL_FLOPS_PER_ELEMENT = 1
 BIAS_FLOPS_PER_ELEMENT = 1
 
-NAMES = ("qkv", "scores", "attn_v", "out_proj", "mlp")
-
 
 def matmul_flops(m: int, k: int, n: int) -> int:
     """FLOPs of one matrix product (m, k) @ (k, n)."""
     return int(np.prod(np.array([2, m, k, n], dtype=np.int64)))
+
+
+NAMES = ("qkv", "scores", "attn_v", "out_proj", "mlp")  # the rows of _table, mlp's two products summed
 
 
 def _table(B: int, S: int, d: int, h: int) -> np.ndarray:

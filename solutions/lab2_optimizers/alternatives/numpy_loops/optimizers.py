@@ -113,10 +113,12 @@ def optimizer_memory(*, num_params, optimizer, bytes_per_value=4):
 
 def optimizer_state_footprint(*, config, optimizer, hparams):
     assert optimizer in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"
-    model = lab2_models.build_model(config)
-    kwargs = dict(hparams)
+    kwargs = {}
     if optimizer == "momentum":
-        kwargs.setdefault("momentum", 0.9)
+        kwargs["momentum"] = 0.9  # the default; hparams may set another
+    for key, value in hparams.items():
+        kwargs[key] = value
+    model = lab2_models.build_model(config)
     if optimizer in ("sgd", "momentum"):
         opt = torch.optim.SGD(model.parameters(), **kwargs)
     elif optimizer == "rmsprop":
@@ -143,24 +145,27 @@ def optimizer_state_footprint(*, config, optimizer, hparams):
             "state_bytes": state_bytes, "state_keys": keys, "multiple": (param_bytes + state_bytes) / param_bytes}
 
 
+def _gradient_std(model, pool, rng, *, B, trials, pool_size):
+    """sqrt of the summed per-coordinate variance (ddof=1) of ``trials`` gradients on B drawn examples."""
+    rows = []
+    for _trial in range(trials):
+        idx = torch.as_tensor(rng.integers(0, pool_size, size=B))
+        batch = {"x": torch.index_select(pool["x"], 0, idx), "y": torch.index_select(pool["y"], 0, idx)}
+        model.zero_grad()
+        lab2_models.loss_fn(model, batch).backward()
+        rows.append(np.concatenate([p.grad.double().numpy().ravel() for p in model.parameters()]))
+    G = np.array(rows)
+    mean = G.sum(axis=0) / trials
+    var = ((G - mean) ** 2).sum(axis=0) / (trials - 1)
+    return math.sqrt(float(var.sum()))
+
+
 def gradient_noise(*, config, batch_sizes, trials, pool_size, seed):
     assert trials >= 2, "the variance over trials needs at least 2 trials"
     model = lab2_models.build_model(config)
     pool = lab2_models.make_batch(config, n=pool_size, seed=seed)
-    rng = np.random.default_rng(seed)
-    std = []
-    for B in batch_sizes:
-        rows = []
-        for _trial in range(trials):
-            idx = torch.as_tensor(rng.integers(0, pool_size, size=B))
-            batch = {"x": torch.index_select(pool["x"], 0, idx), "y": torch.index_select(pool["y"], 0, idx)}
-            model.zero_grad()
-            lab2_models.loss_fn(model, batch).backward()
-            rows.append(np.concatenate([p.grad.double().numpy().ravel() for p in model.parameters()]))
-        G = np.array(rows)
-        mean = G.sum(axis=0) / trials
-        var = ((G - mean) ** 2).sum(axis=0) / (trials - 1)
-        std.append(math.sqrt(float(var.sum())))
+    rng = np.random.default_rng(seed)  # one generator for every batch size, drawn in order
+    std = [_gradient_std(model, pool, rng, B=B, trials=trials, pool_size=pool_size) for B in batch_sizes]
     # least squares by hand: slope = cov(u, v) / var(u)
     u = [math.log(B) for B in batch_sizes]
     v = [math.log(s) for s in std]

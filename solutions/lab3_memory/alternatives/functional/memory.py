@@ -172,8 +172,7 @@ def lost_updates(*,
                  weights: np.ndarray,  # (...) float32, any shape
                  updates: np.ndarray,  # same shape as weights, float32
                  ) -> dict:
-    w = torch.from_numpy(np.array(weights, dtype=np.float32))
-    u = torch.from_numpy(np.array(updates, dtype=np.float32))
+    w, u = map(torch.from_numpy, (np.array(a, dtype=np.float32) for a in (weights, updates)))
     moving = torch.count_nonzero(u).item()
 
     def lost(dtype):

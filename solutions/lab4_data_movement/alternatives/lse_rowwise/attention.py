@@ -48,15 +48,15 @@ def _merge(lse, o, b, o_b):
 def tiled_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False,
                     block_size: int = 128) -> np.ndarray:
     """Online softmax per query row over K/V blocks, in log-sum-exp form."""
-    if q.shape != k.shape or q.shape != v.shape:
+    if len({q.shape, k.shape, v.shape}) > 1:
         raise ValueError(f"q, k, v shapes differ: {q.shape}, {k.shape}, {v.shape}")
-    if block_size < 1:
+    if not block_size >= 1:
         raise ValueError("block_size must be positive")
-    S, d = q.shape[-2:]
+    *lead_shape, S, d = q.shape
     dt = q.dtype
     scale = dt.type(1.0 / math.sqrt(d))
     out = np.empty_like(q)
-    for lead in np.ndindex(*q.shape[:-2]):  # () once when q is (S, d)
+    for lead in np.ndindex(*lead_shape):  # () once when q is (S, d)
         qh, kh, vh, oh = q[lead], k[lead], v[lead], out[lead]
         for i in range(S):
             qi = qh[i] * scale  # (d,)

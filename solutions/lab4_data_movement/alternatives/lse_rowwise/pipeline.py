@@ -41,8 +41,8 @@ def pipeline_step(*, stage_times_s: dict[str, float], overlap: bool) -> dict:
     ranked = sorted(stage_times_s.items(), key=lambda kv: -kv[1])
     bottleneck, longest = ranked[0]
     step = longest if overlap else sum(stage_times_s.values())
-    return {"step_s": step, "throughput": 1.0 / step, "utilization": stage_times_s["compute"] / step,
-            "bottleneck": bottleneck}
+    return dict(step_s=step, throughput=1.0 / step, utilization=stage_times_s["compute"] / step,
+                bottleneck=bottleneck)
 
 
 def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per_core: float = 500_000.0,
