@@ -21,6 +21,7 @@ COMMANDS = {  # subcommand -> module; the module's ``command`` parses, its ``mai
     "check": "autograder.commands.check",
     "submit": "autograder.commands.submit",
     "grade": "autograder.commands.grade",
+    "similarity": "autograder.commands.similarity",
     "verify": "autograder.commands.verify",
     "mutants": "autograder.commands.mutants",
     "snapshots": "autograder.commands.snapshots",

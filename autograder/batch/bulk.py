@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from autograder.batch import feedback, gradebook, roster, summary
+from autograder.batch import export, feedback, gradebook, late, roster, summary
+from autograder.build import stubs
 from autograder.core.files import atomic_write
 from autograder.core import i18n, labs
 from autograder.core.i18n import _
@@ -35,6 +37,27 @@ class Batch:
     results: dict[str, SubmissionResult] = field(default_factory=dict)
     graded: int = 0  # sent to a grader (one whose files could not even be written is not in results)
     unchanged: int = 0
+    warnings: list[str] = field(default_factory=list)  # about the batch as a whole, for the instructor
+    canvas_users: dict[str, str] = field(default_factory=dict)  # submission id -> Canvas user id (its file names)
+
+
+class Stopped(BaseException):
+    """A submission not started because the batch was stopping (a crash in another thread)."""
+
+
+def intake_warnings(entries: list[staging.Entry]) -> list[str]:
+    """Two entries that gave one name (each graded under its own id), and platforms' late marks."""
+    first = {e.id: e for e in entries}
+    out = []
+    for e in entries:
+        if e.collides_with:
+            other = first.get(e.collides_with)
+            out.append(f"{staging.printable(e.path.name)} and {staging.printable(other.path.name if other else '?')} "
+                       f"both give the id {e.collides_with!r}: graded separately, as {e.id!r} and "
+                       f"{e.collides_with!r}; merge or remove one by hand if they are one student's")
+        if e.late:
+            out.append(f"{e.id}: the platform marked this submission LATE")
+    return out
 
 
 def unchanged(entry_id: str, staged: staging.Staged, out: Path,
@@ -42,7 +65,7 @@ def unchanged(entry_id: str, staged: staging.Staged, out: Path,
     """The earlier result, if this submission's files have not changed since
     (and its feedback is in the language asked for now)."""
     old = previous.get(entry_id)
-    if old and old.sha256 == staged.sha256 and old.lang == i18n.current() \
+    if old and not old.grader_error and old.sha256 == staged.sha256 and old.lang == i18n.current() \
             and (out / "results" / f"{entry_id}.json").exists():
         return old
     return None
@@ -52,7 +75,7 @@ def grade_entry(lab: labs.Lab, entry_id: str, staged: staging.Staged, out: Path,
                 sandbox: bool, pool: GraderPool | None, after_due: bool = False) -> SubmissionResult:
     try:  # seed_salt: the hidden tests' inputs follow the files (same files, same inputs)
         res = runner.grade_staged(lab, staged.directory, entry_id, sandbox=sandbox,
-                                  problems=staged.problems, sha256=staged.sha256, pool=pool,
+                                  problems=staged.problems, notes=staged.notes, sha256=staged.sha256, pool=pool,
                                   seed_salt=staged.sha256)
     except Exception as exc:  # noqa: BLE001  (this entry's error, never the batch's; no sha256: a rerun retries)
         res = SubmissionResult(submission=entry_id, lab=lab.name, lang=i18n.current(), errors=[
@@ -73,23 +96,34 @@ def read_roster(submissions: Path, console: Console) -> dict[str, roster.Submitt
 
 def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path, out: Path, *,
                  jobs: int, sandbox: bool = True, force: bool = False, after_due: bool = False,
+                 only: frozenset[str] | None = None, deadline: gradebook.Deadline | None = None,
                  console: Console | None = None) -> Batch:
-    """Grade ``entries`` (from ``staging.discover(submissions)``) into ``out``."""
+    """Grade ``entries`` (from ``staging.discover(submissions)``) into ``out``.
+
+    ``only``: grade just these ids (unchanged ones too, with ``force``); every
+    other submission keeps the result it has in ``out``, as it is.
+    ``deadline``: the gradebook's late columns and scores after the penalty."""
     console = console or Console(stderr=True, quiet=True)
     m = lab.manifest
     out.mkdir(parents=True, exist_ok=True)
     people = read_roster(submissions, console)
     previous = {r.submission: r for r in gradebook.load_raw(out)}  # the one read of raw/
-    book = gradebook.Gradebook(out / "gradebook.csv", m, people)
-    batch = Batch()
+    book = gradebook.Gradebook(out / "gradebook.csv", m, people, deadline)
+    batch = Batch(warnings=intake_warnings(entries),
+                  canvas_users={e.id: cm["user"] for e in entries if e.files
+                                and (cm := staging.CANVAS_NAME.match(e.files[0].name))})
+    kept = {e.id: previous[e.id] for e in entries if only is not None and e.id not in only and e.id in previous}
+    entries = [e for e in entries if only is None or e.id in only]
     with tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-batch-") as tmp:
         # Stage every entry first: hashing tells what is unchanged, so a resumed
         # batch neither starts a zygote nor a grader for work already done.
-        staged = {e.id: staging.stage(e.path, m.student_files, Path(tmp) / e.id) for e in entries}
+        stub_bytes = {name: text.encode() for name, text in stubs.texts(lab).items()}  # an untouched stub loses a choice
+        staged = {e.id: staging.stage(e, m.student_files, Path(tmp) / e.id, stubs=stub_bytes) for e in entries}
         if not force:
             batch.results = {e.id: r for e in entries if (r := unchanged(e.id, staged[e.id], out, previous))}
         todo = [e.id for e in entries if e.id not in batch.results]
-        batch.graded, batch.unchanged = len(todo), len(entries) - len(todo)
+        batch.graded, batch.unchanged = len(todo), len(entries) - len(todo) + len(kept)
+        batch.results.update(kept)
         for i, r in batch.results.items():  # unchanged, not regraded: their feedback follows --after-due too
             atomic_write(out / "feedback" / f"{i}.md", feedback.markdown(r, m, after_due=after_due))
         book.add(*batch.results.values())  # before any grading: a crash from here on keeps these rows
@@ -103,16 +137,29 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
             stack.callback(pool.close)
         progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeRemainingColumn(), console=console, transient=False)
+        stop = threading.Event()
+
+        def one(i: str) -> SubmissionResult:
+            # A crash (not one submission's error: those are results) stops the batch at once,
+            # from the thread where it happened: no queued submission starts after it.
+            if stop.is_set():
+                raise Stopped(i)
+            try:
+                return grade_entry(lab, i, staged[i], out, sandbox=sandbox, pool=pool, after_due=after_due)
+            except BaseException:
+                stop.set()
+                raise
+
         with stack, progress, ThreadPoolExecutor(max_workers=jobs) as threads:
             task = progress.add_task(f"grading {lab.short}", total=len(todo))
-            futures = {threads.submit(grade_entry, lab, i, staged[i], out, sandbox=sandbox, pool=pool,
-                                      after_due=after_due): i
-                       for i in todo}
+            futures = {threads.submit(one, i): i for i in todo}
             try:
                 # Results arrive here, in this one thread: the gradebook needs no lock.
                 for fut in as_completed(futures):
                     try:
                         res = fut.result()
+                    except Stopped:
+                        continue  # the crash that stopped it is raised from its own future
                     except Exception as exc:  # noqa: BLE001  (even its result could not be written: go on)
                         console.print(f"{futures[fut]}: could not be graded: {exc}", style="red", markup=False)
                         progress.advance(task)
@@ -126,13 +173,55 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
                 for fut in futures:
                     fut.cancel()
                 raise
-    summary.write(out, list(batch.results.values()), m)
+    summary.write(out, list(batch.results.values()), m, batch.warnings)
     return batch
+
+
+def deadline(submissions: Path, *, due: str, tz: str, penalty: float, cap: float, grace: float,
+             extensions: str | None, times: str | None) -> tuple[gradebook.Deadline, list[str]]:
+    """The batch's due date and late policy, with the submission times the export holds
+    (Gradescope's ``:created_at``) and ``times`` (a CSV: it wins).  Raises ValueError
+    (naming the file and line, or the value) for anything it cannot read; returns the
+    problems of single records, to be shown."""
+    known, problems = late.read_gradescope_times(submissions)
+    if times:
+        known.update(late.read_times(Path(times), tz))
+    return gradebook.Deadline(
+        due=late.parse_time(due, tz), policy=late.LatePolicy(penalty, cap, grace), times=known,
+        extensions=late.read_extensions(Path(extensions), tz) if extensions else {}), problems
+
+
+def write_export(kind: str, batch: Batch, lab: labs.Lab, submissions: Path, out: Path,
+                 deadline_: gradebook.Deadline | None, console: Console) -> Path:
+    """``canvas.csv`` or ``moodle.csv`` in ``out``: the final scores, matched through the roster."""
+    m, people = lab.manifest, roster.read(submissions)
+    rows = []
+    for r in sorted(batch.results.values(), key=lambda r: r.submission):
+        who = people.get(r.submission, gradebook.NOBODY)
+        score = deadline_.of(r.submission, who)[1].final_score(r.score) if deadline_ else r.score
+        if r.submission in batch.canvas_users:  # Canvas's own files: its user id is the match
+            rows.append(export.GradeRow(r.submission, score, m.max_score, canvas_id=batch.canvas_users[r.submission]))
+            continue
+        rows += export.GradeRow.members(r.submission, score, m.max_score, names=who.names, emails=who.emails,
+                                        sids=who.sids)
+    made = export.canvas_csv(rows, m.title) if kind == "canvas" else export.moodle_csv(rows, m.title)
+    path = out / f"{kind}.csv"
+    made.write(path)
+    for s in made.skipped:
+        console.print(f"warning: {kind}.csv leaves out {s.row.submission}: {s.reason}", style="yellow", markup=False)
+    return path
 
 
 def report(batch: Batch, manifest, out: Path, console: Console) -> None:
     console.print(f"graded {batch.graded}, unchanged {batch.unchanged}; "
                   f"gradebook: {out / 'gradebook.csv'}, summary: {out / 'summary.md'}")
+    for w in batch.warnings:
+        console.print(f"warning: {w}", style="yellow", markup=False)
+    pending = sorted(r.submission for r in batch.results.values() if r.grader_error)
+    if pending:
+        console.print(f"the grader failed on {len(pending)} submission(s), not their code: their scores are pending "
+                      f"({', '.join(pending[:10])}{' ...' if len(pending) > 10 else ''}); the reason is in "
+                      f"raw/<id>.json (grader_error). Fix it and rerun: they are regraded.", style="red", markup=False)
     for r in sorted(batch.results.values(), key=lambda r: r.submission):
         note = f"  ({(r.errors[0].splitlines() or [''])[0]})" if r.errors else ""
         console.print(f"  {r.submission:<24} {r.score:>6g} / {manifest.max_score:g}{note}", markup=False)  # names: text

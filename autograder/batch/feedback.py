@@ -54,10 +54,14 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
     come after the due date show only their points, unless ``after_due``."""
     lines = [f"# {_(manifest.title)}", "",
              "**" + _("Score: {score:g} / {max_score:g}").format(score=res.score, max_score=manifest.max_score) + "**", ""]
+    if res.grader_error:
+        lines += ["> **" + _(results.PENDING) + "**", ""]
     for e in res.errors:
         first = e.splitlines()[0] if e.strip() else e
         lines.append("> " + _("Problem: {problem}").format(problem=inline(first)))
-    if res.errors:
+    for n in res.notes:
+        lines.append("> " + _("Note: {note}").format(note=inline(n)))
+    if res.errors or res.notes:
         lines.append("")
     for q in res.questions(manifest):
         mark = "✅" if q.full else "❌"

@@ -1,17 +1,32 @@
-"""The CSV gradebook and the per-submission files, written atomically."""
+"""The CSV gradebook and the per-submission files, written atomically.
+
+gradebook.csv is UTF-8 with a byte order mark (so that Excel shows
+Vietnamese names rightly), one row per submission in submission order:
+``submission,score,max_score``, a column per question, ``problems`` (what
+went wrong outside the tests, and what the late policy could not decide),
+then, with a due date (:class:`Deadline`), ``submitted_at,late_days,
+penalty_percent,raw_score`` (``score`` is then the score after the
+penalty), and, with a roster, ``name,email,sid``.  Every text cell that
+came from a student is escaped against spreadsheet formulas.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
+from autograder.batch import late, roster
 from autograder.core import results
-from autograder.batch import roster
 from autograder.core.files import atomic_write
 from autograder.core.manifest import Manifest
 
 FIXED_COLUMNS = ["submission", "score", "max_score"]
+PROBLEMS_COLUMN = "problems"
+LATE_COLUMNS = ["submitted_at", "late_days", "penalty_percent", "raw_score"]
+BOM = "\ufeff"  # Excel reads a CSV without one in the machine's code page
 # A spreadsheet runs a cell that starts with one of these as a formula
 # (OWASP "CSV injection"); submission names and roster fields are the students'.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -34,26 +49,54 @@ def _line(cells: list[str]) -> str:
     return buf.getvalue()
 
 
-def header(manifest: Manifest, people: dict[str, roster.Submitters] | None = None) -> str:
-    """The header line; name/email/sid columns last, when the batch has a roster."""
-    cols = FIXED_COLUMNS + [q.id for q in manifest.questions] + (list(roster.COLUMNS) if people else [])
-    return _line([text_cell(h) for h in cols])
+@dataclass(frozen=True)
+class Deadline:
+    """The due date and the late policy of a batch, and what it knows of submission times."""
+    due: datetime
+    policy: late.LatePolicy
+    times: dict[str, datetime] = field(default_factory=dict)  # submission id -> when it was submitted
+    extensions: dict[str, datetime] = field(default_factory=dict)  # late.read_extensions
+
+    def of(self, submission: str, who: roster.Submitters = NOBODY) -> tuple[datetime | None, late.Lateness]:
+        due = late.effective_due(self.due, self.extensions, submission, who.emails, who.sids)
+        at = self.times.get(submission)
+        return at, late.lateness(at, due, self.policy, submission=submission)
+
+
+def header(manifest: Manifest, people: dict[str, roster.Submitters] | None = None,
+           deadline: Deadline | None = None) -> str:
+    """The header line (after the BOM): see the module docstring for the columns."""
+    cols = (FIXED_COLUMNS + [q.id for q in manifest.questions] + [PROBLEMS_COLUMN]
+            + (LATE_COLUMNS if deadline else []) + (list(roster.COLUMNS) if people else []))
+    return BOM + _line([text_cell(h) for h in cols])
+
+
+def _problems(res: results.SubmissionResult, extra: str = "") -> str:
+    firsts = [(e.splitlines() or [""])[0][:200] for e in res.errors] + ([extra] if extra else [])
+    return text_cell("; ".join(firsts))
 
 
 def row(res: results.SubmissionResult, manifest: Manifest,
-        people: dict[str, roster.Submitters] | None = None) -> str:
+        people: dict[str, roster.Submitters] | None = None, deadline: Deadline | None = None) -> str:
     """One submission's line.  Numbers are ours (never text); the rest is escaped."""
     qs = {q.id: q.points for q in res.questions(manifest)}
-    return _line([text_cell(res.submission), f"{res.score:g}", f"{manifest.max_score:g}"]
-                 + [f"{qs[q.id]:g}" for q in manifest.questions]
-                 + ([text_cell(c) for c in people.get(res.submission, NOBODY).columns()] if people else []))
+    who = (people or {}).get(res.submission, NOBODY)
+    score, late_cells, late_problem = f"{res.score:g}", [], ""
+    if deadline:
+        at, lateness = deadline.of(res.submission, who)
+        score, late_problem = f"{lateness.final_score(res.score):g}", lateness.problem
+        late_cells = [at.isoformat() if at else "", "" if lateness.late_days is None else str(lateness.late_days),
+                      f"{lateness.penalty_percent:g}", f"{res.score:g}"]
+    return _line([text_cell(res.submission), score, f"{manifest.max_score:g}"]
+                 + [f"{qs[q.id]:g}" for q in manifest.questions] + [_problems(res, late_problem)] + late_cells
+                 + ([text_cell(c) for c in who.columns()] if people else []))
 
 
 def csv_text(rows: list[results.SubmissionResult], manifest: Manifest,
-             people: dict[str, roster.Submitters] | None = None) -> str:
+             people: dict[str, roster.Submitters] | None = None, deadline: Deadline | None = None) -> str:
     """The whole gradebook: one row per submission, in submission order."""
-    return header(manifest, people) + "".join(row(r, manifest, people)
-                                              for r in sorted(rows, key=lambda r: r.submission))
+    return header(manifest, people, deadline) + "".join(row(r, manifest, people, deadline)
+                                                        for r in sorted(rows, key=lambda r: r.submission))
 
 
 class Gradebook:
@@ -66,17 +109,18 @@ class Gradebook:
     nothing is read back: a batch of N reads no raw file for its gradebook.
     Rows stay in submission order, so the last file is ``csv_text``'s."""
 
-    def __init__(self, path: Path, manifest: Manifest, people: dict[str, roster.Submitters] | None = None):
-        self.path, self.manifest, self.people = path, manifest, people
+    def __init__(self, path: Path, manifest: Manifest, people: dict[str, roster.Submitters] | None = None,
+                 deadline: Deadline | None = None):
+        self.path, self.manifest, self.people, self.deadline = path, manifest, people, deadline
         self._rows: dict[str, str] = {}
 
     def add(self, *done: results.SubmissionResult) -> None:
         for res in done:
-            self._rows[res.submission] = row(res, self.manifest, self.people)
+            self._rows[res.submission] = row(res, self.manifest, self.people, self.deadline)
         self.write()
 
     def write(self) -> None:
-        atomic_write(self.path, header(self.manifest, self.people)
+        atomic_write(self.path, header(self.manifest, self.people, self.deadline)
                      + "".join(self._rows[k] for k in sorted(self._rows)))
 
     def __len__(self) -> int:

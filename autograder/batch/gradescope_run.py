@@ -74,8 +74,12 @@ def grade(root: Path, timeout_s: float) -> dict:
             staged = staging.Staged(code, problems=[_("could not read {name}: {error}").format(
                 name=SUBMISSION_ID, error=staging.describe(exc))])
         res = runner.grade_staged(lab, staged.directory, SUBMISSION_ID, sandbox=True,
-                                  problems=staged.problems, sha256=staged.sha256, timeout_s=timeout_s)
-    return results.gradescope_json(res, m)
+                                  problems=staged.problems, notes=staged.notes, sha256=staged.sha256,
+                                  timeout_s=timeout_s)
+    payload = results.gradescope_json(res, m)
+    if res.grader_error:  # run() exits non-zero: Gradescope flags the run for the instructor
+        payload["extra_data"]["grader_error"] = res.grader_error[-4000:]
+    return payload
 
 
 def feedback_language(source: Path) -> str | None:
@@ -91,7 +95,7 @@ def crash_json(detail: str) -> dict:
     return {
         "score": 0.0,
         "output": "The autograder could not grade this submission (an error in the grader, not "
-                  "necessarily in your code). Your score is 0 for now: tell your instructor.",
+                  "necessarily in your code). Your score is pending: tell your instructor.",
         "output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
@@ -116,6 +120,10 @@ def run(root: Path) -> int:
         print(f"autograder: could not write results.json: {exc}", file=sys.stderr)
         return 1
     print(payload["output"])  # instructors see stdout on Gradescope; students do not
+    if "grader_error" in payload.get("extra_data", {}):
+        print("autograder: the grader failed (see extra_data.grader_error); exiting 1 so that "
+              "Gradescope flags this run", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,13 +1,21 @@
-"""Who submitted what, from Gradescope's "Export Submissions" layout.
+"""Who submitted what, from what the export says.
 
-The export is a folder with ``submission_metadata.yml`` and one folder per
-submission (``submission_<n>/``).  The YAML maps each folder to its
-``:submitters`` (Ruby-style keys: ``:name``, ``:email``, ``:sid``); group
-submissions list several.  Other folders are graded too, without names.
+* Gradescope's "Export Submissions": a folder with ``submission_metadata.yml``
+  and one folder per submission (``submission_<n>/``).  The YAML maps each
+  folder to its ``:submitters`` (Ruby-style keys: ``:name``, ``:email``,
+  ``:sid``); group submissions list several.
+* Moodle's "Download all submissions": one folder per student named
+  ``<full name>_<participant id>_assignsubmission_<plugin>_``: the name is
+  taken from it (Moodle writes no email there; its participant id is not a
+  user id, so it is not a ``sid``).
+* Anything else (Canvas's flat files, a hand-made batch) is graded without
+  names: the submission id is what the instructor matches on.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,11 +33,14 @@ class Submitters:
         return ["; ".join(v) for v in (self.names, self.emails, self.sids)]
 
 
+MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assign(?:submission|feedback)_[a-z]+_?$")
+
+
 def read(folder: Path) -> dict[str, Submitters]:
     """Submission id (its folder name) -> submitters; empty without an export."""
     path = Path(folder) / METADATA
     if not path.is_file():
-        return {}
+        return _moodle(Path(folder))
     import yaml  # only an export needs it
 
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -43,3 +54,12 @@ def read(folder: Path) -> dict[str, Submitters]:
             sids=tuple(str(p.get(":sid", "") or "") for p in people),
         )
     return out
+
+
+def _moodle(folder: Path) -> dict[str, Submitters]:
+    """Folder name -> the student's name, for Moodle's folder names (see the module docstring)."""
+    try:
+        names = [e.name for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return {}
+    return {n: Submitters((m["name"].strip(),), (), ()) for n in names if (m := MOODLE_FOLDER.match(n))}

@@ -28,15 +28,26 @@ def pass_rates(rows: list[SubmissionResult], manifest: Manifest) -> dict[str, fl
     return {qid: n / len(rows) for qid, n in full.items()}
 
 
-def markdown(rows: list[SubmissionResult], manifest: Manifest) -> str:
+def markdown(rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = ()) -> str:
+    """``warnings``: what the intake noticed about the batch (two entries with one name, ...)."""
     scores = [r.score for r in rows]
     lines = [f"# {manifest.title}: batch summary", "",
              f"- submissions: {len(rows)}",
              f"- mean score: {statistics.fmean(scores):.2f} / {manifest.max_score:g}" if rows else "- mean score: -",
              f"- median score: {statistics.median(scores):g}" if rows else "- median score: -",
              f"- full marks: {sum(s >= manifest.max_score for s in scores)}",
-             f"- with grading problems: {sum(bool(r.errors) for r in rows)}", "",
-             "![scores and pass rates](summary.png)", "",
+             f"- with grading problems: {sum(bool(r.errors) for r in rows)}",
+             f"- grader failures (scores pending, regraded on the next run): {sum(bool(r.grader_error) for r in rows)}",
+             ""]
+    if warnings:
+        lines += ["## Warnings", "", *(f"- {inline(w)}" for w in warnings), ""]
+    problems = sorted((r for r in rows if r.errors), key=lambda r: r.submission)
+    if problems:  # every one by name: "6 with grading problems" alone sends the instructor looking
+        lines += ["## Submissions with problems", "", "| submission | score | problem |", "|---|---|---|"]
+        lines += [f"| {inline(r.submission)} | {r.score:g} | {inline((r.errors[0].splitlines() or [''])[0][:200])}"
+                  + (f" (+{len(r.errors) - 1} more)" if len(r.errors) > 1 else "") + " |" for r in problems]
+        lines.append("")
+    lines += ["![scores and pass rates](summary.png)", "",
              "| question | points | pass rate | mean points |", "|---|---|---|---|"]
     rates = pass_rates(rows, manifest)
     for q in manifest.questions:
@@ -58,8 +69,13 @@ def plot(rows: list[SubmissionResult], manifest: Manifest, path: Path) -> None:
     import matplotlib.ticker
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    ax1.hist([r.score for r in rows], bins=min(20, max(1, int(manifest.max_score) + 1)),
-             range=(0, manifest.max_score), color="tab:blue", edgecolor="white")
+    top = int(manifest.max_score)
+    # one bar per whole score, centred on it, while that stays readable; else 20 equal bins
+    bins = [k - 0.5 for k in range(top + 2)] if top <= 60 else 20
+    ax1.hist([r.score for r in rows], bins=bins, range=None if top <= 60 else (0, manifest.max_score),
+             color="tab:blue", edgecolor="white")
+    if top <= 60:
+        ax1.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax1.set(title="Scores", xlabel=f"score (of {manifest.max_score:g})", ylabel="submissions")
     ax1.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     rates = pass_rates(rows, manifest)
@@ -73,6 +89,6 @@ def plot(rows: list[SubmissionResult], manifest: Manifest, path: Path) -> None:
     tmp.replace(path)
 
 
-def write(out: Path, rows: list[SubmissionResult], manifest: Manifest) -> None:
-    atomic_write(out / "summary.md", markdown(rows, manifest))
+def write(out: Path, rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = ()) -> None:
+    atomic_write(out / "summary.md", markdown(rows, manifest, list(warnings)))
     plot(rows, manifest, out / "summary.png")

@@ -16,6 +16,12 @@ UNSUPPORTED = "unsupported"  # a return value that is not plain data
 TIMEOUT = "timeout"
 CRASH = "crash"  # the worker died: a signal, a memory limit, exit()
 ARGUMENT = "argument"  # the call itself was malformed on the grader's side
+GRADER = "grader"  # the engine failed (no sandbox could start): not the student's code; the score is pending
+
+
+class GraderError(RuntimeError):
+    """The engine itself cannot run a student's call (a sandbox that cannot start, a
+    misconfigured Python): never the student's fault, so never a student's zero."""
 
 
 OUTPUT_LIMIT = 2000  # characters of captured output kept (the tail: the last lines matter)

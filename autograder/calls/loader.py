@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -42,15 +43,20 @@ def trimmed_traceback(exc: BaseException, code_dirs: list[Path]) -> str:
     return "".join(lines)[-8000:]
 
 
-def load_modules(code_dir: Path, files: tuple[str, ...], support_dir: Path | None = None,
-                 support_files: tuple[str, ...] = ()) -> dict[str, ModuleType]:
-    """Import ``files`` from ``code_dir`` (support modules from ``support_dir``).
+def load_each(code_dir: Path, files: tuple[str, ...], support_dir: Path | None = None,
+              support_files: tuple[str, ...] = ()) -> tuple[dict[str, ModuleType], dict[str, errors.StudentCodeError]]:
+    """Import each of ``files`` from ``code_dir`` on its own (support modules from ``support_dir``).
 
-    Raises StudentCodeError(MISSING_FILE | IMPORT) with a trimmed traceback.
+    Returns the modules that loaded and, per file that did not, its
+    StudentCodeError(MISSING_FILE | IMPORT) with a trimmed traceback: a broken
+    file costs only the calls that need it (:func:`find_function`), never the
+    functions of the files that import.
     """
+    failed: dict[str, errors.StudentCodeError] = {}
     for f in files:
         if not (code_dir / f).is_file():
-            raise errors.StudentCodeError(errors.MISSING_FILE, _("file {file} is missing from the submission").format(file=f))
+            failed[f] = errors.StudentCodeError(errors.MISSING_FILE,
+                                                _("file {file} is missing from the submission").format(file=f))
     names = [Path(f).stem for f in files + support_files]
     saved_modules = {n: sys.modules.pop(n) for n in names if n in sys.modules}
     saved_path = list(sys.path)
@@ -59,15 +65,17 @@ def load_modules(code_dir: Path, files: tuple[str, ...], support_dir: Path | Non
     try:
         for f in files:
             name = Path(f).stem
+            if f in failed:
+                continue
             try:
                 loaded[name] = sys.modules.get(name) or importlib.import_module(name)
             except BaseException as exc:  # SyntaxError, SystemExit, anything at import time
-                raise errors.StudentCodeError(
+                failed[f] = errors.StudentCodeError(
                     errors.IMPORT,
                     _("importing {file} failed: {error}").format(file=f, error=f"{type(exc).__name__}: {exc}"),
                     trimmed_traceback(exc, [code_dir]),
-                ) from None
-        return loaded
+                )
+        return loaded, {f: failed[f] for f in files if f in failed}  # in the lab's order
     finally:
         for n in names:
             sys.modules.pop(n, None)
@@ -75,12 +83,42 @@ def load_modules(code_dir: Path, files: tuple[str, ...], support_dir: Path | Non
         sys.path[:] = saved_path
 
 
-def find_function(modules: dict[str, ModuleType], name: str):
-    """The first module-level callable ``name`` across the lab's modules."""
+def load_modules(code_dir: Path, files: tuple[str, ...], support_dir: Path | None = None,
+                 support_files: tuple[str, ...] = ()) -> dict[str, ModuleType]:
+    """All of ``files`` or nothing: raises the first file's StudentCodeError (:func:`load_each`)."""
+    loaded, failed = load_each(code_dir, files, support_dir, support_files)
+    if failed:
+        raise next(iter(failed.values()))
+    return loaded
+
+
+def _defines(path: Path, name: str) -> bool:
+    """Whether the text of a file that did not import defines ``name`` at module level."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(rf"^(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*[:=]",
+                     text, re.MULTILINE) is not None
+
+
+def find_function(modules: dict[str, ModuleType], name: str,
+                  failed: dict[str, errors.StudentCodeError] | None = None, code_dir: Path | None = None):
+    """The first module-level callable ``name`` across the lab's modules.
+
+    Not found while some file failed to load: that file's error, the one
+    whose text defines ``name`` (a syntax error elsewhere in it does not
+    hide the ``def`` line), else the first failed file's (the function may
+    well be in it)."""
     for mod in modules.values():
         fn = getattr(mod, name, None)
         if callable(fn):
             return fn
+    if failed:
+        for f, exc in failed.items():
+            if code_dir is not None and _defines(code_dir / f, name):
+                raise exc
+        raise next(iter(failed.values()))
     where = ", ".join(f"{m}.py" for m in modules)
     raise errors.StudentCodeError(errors.MISSING_FUNCTION, _("no function {name}() in {files}").format(name=name, files=where))
 

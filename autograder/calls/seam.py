@@ -71,22 +71,16 @@ class InProcess:
         self.code_dir = Path(code_dir)
         self.files, self.support_dir, self.support_files = files, support_dir, support_files
         self.label = label
-        self._modules = None
-        self._load_error: errors.StudentCodeError | None = None
+        self._loaded = None  # (modules, failed files), on the first call
 
-    def _functions(self):
-        if self._load_error:
-            raise self._load_error
-        if self._modules is None:
-            try:
-                self._modules = loader.load_modules(self.code_dir, self.files, self.support_dir, self.support_files)
-            except errors.StudentCodeError as exc:
-                self._load_error = exc
-                raise
-        return self._modules
+    def _function(self, name: str):
+        if self._loaded is None:
+            self._loaded = loader.load_each(self.code_dir, self.files, self.support_dir, self.support_files)
+        modules, failed = self._loaded
+        return loader.find_function(modules, name, failed, self.code_dir)
 
     def call(self, name, args, kwargs, measure=False):
-        fn = loader.find_function(self._functions(), name)
+        fn = self._function(name)
         args, kwargs = encode_call(name, args, kwargs)
         before = loader.fingerprint_arguments(args, kwargs)  # outside the measured window
         if not measure:
@@ -110,7 +104,7 @@ class InProcess:
         return decode_result(name, value), Measurement(w1 - w0, c1 - c0, max(0, peak - base), "tracemalloc")
 
     def close(self):
-        self._modules = None
+        self._loaded = None
 
 
 class _Function:

@@ -12,9 +12,8 @@ import click
 from rich.console import Console
 
 from autograder.batch import bulk
-from autograder.commands import jobs_option, lang_option, sandbox_option
-from autograder.core import labs
-from autograder.grading import runner, staging  # noqa: F401  (runner: tests patch grade.runner.grade_staged)
+from autograder.commands import jobs_option, lang_option, open_batch, sandbox_option, usage_error
+from autograder.grading import runner  # noqa: F401  (tests patch grade.runner.grade_staged)
 
 
 @click.command("grade")
@@ -26,26 +25,59 @@ from autograder.grading import runner, staging  # noqa: F401  (runner: tests pat
 @sandbox_option("UNSAFE: run student code inside the grader (warns, and results say so)")
 @click.option("--after-due", is_flag=True, help="the due date has passed: feedback shows the hidden-test details of "
               'questions with details = "after_due_date" in lab.toml')
+@click.option("--only", help="regrade just these submission ids (comma-separated); the rest keep their results")
+@click.option("--due", help="due date, ISO 8601 (2026-12-20T23:59, or with an offset): adds the late columns")
+@click.option("--tz", default="UTC", show_default=True, help="IANA time zone of --due and of times without an offset")
+@click.option("--late-penalty", type=click.FloatRange(0, 100), default=0.0, help="percent taken per late day started")
+@click.option("--late-cap", type=click.FloatRange(0, 100), default=100.0, help="the most percent ever taken")
+@click.option("--grace", type=click.FloatRange(min=0), default=0.0, help="minutes after --due that count as on time")
+@click.option("--extensions", type=click.Path(dir_okay=False), help="CSV: submission|email|sid,due (per-student dates)")
+@click.option("--times", type=click.Path(dir_okay=False), help="CSV: submission,submitted_at (exports without times)")
+@click.option("--export", "export_to", type=click.Choice(["canvas", "moodle"]),
+              help="also write the final scores as the platform's grade import file")
 @lang_option("the students' feedback")
 def command(**options) -> int:
-    """grade a folder of submissions (SUBMISSIONS: per-student folders or .zip files), sandboxed"""
+    """grade a folder of submissions (folders, .zip files, Moodle or Canvas exports), sandboxed"""
     return main(**options)
 
 
 def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
-         sandbox: bool = True, force: bool = False, quiet: bool = False, after_due: bool = False) -> int:
+         sandbox: bool = True, force: bool = False, quiet: bool = False, after_due: bool = False,
+         only: str | None = None, due: str | None = None, tz: str = "UTC", late_penalty: float = 0.0,
+         late_cap: float = 100.0, grace: float = 0.0, extensions: str | None = None, times: str | None = None,
+         export_to: str | None = None) -> int:
     console = Console(stderr=True, quiet=quiet)
-    the_lab = labs.get(lab)
+    opened = open_batch("grade", lab, submissions_dir)
+    if isinstance(opened, int):
+        return opened
+    the_lab, entries = opened
+    chosen = frozenset(i.strip() for i in only.split(",") if i.strip()) if only is not None else None
+    unknown = sorted((chosen or set()) - {e.id for e in entries})
+    if unknown or chosen == frozenset():
+        return usage_error("grade", f"--only names no submission of {submissions_dir}: {', '.join(unknown) or '-'}")
+    deadline = None
+    if due:
+        try:
+            deadline, problems = bulk.deadline(Path(submissions_dir), due=due, tz=tz, penalty=late_penalty,
+                                               cap=late_cap, grace=grace, extensions=extensions, times=times)
+        except (ValueError, OSError) as exc:
+            return usage_error("grade", str(exc))
+        for p in problems:
+            console.print(f"warning: {p}", style="yellow", markup=False)
+    elif extensions or times or late_penalty:
+        return usage_error("grade", "--late-penalty, --extensions and --times need --due")
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    entries = staging.discover(Path(submissions_dir))
-    if not entries:
-        console.print(f"[red]no submissions (folders or .zip files) in {submissions_dir}")
-        return 2
     if not sandbox:
         console.print("[bold yellow]WARNING: --no-sandbox runs student code inside the grader; "
                       "grades are not protected against hostile submissions.")
     batch = bulk.grade_folder(the_lab, entries, Path(submissions_dir), out_dir, jobs=jobs or os.cpu_count() or 1,
-                              sandbox=sandbox, force=force, after_due=after_due, console=console)
+                              sandbox=sandbox, force=force, after_due=after_due, only=chosen, deadline=deadline,
+                              console=console)
     bulk.report(batch, the_lab.manifest, out_dir, console)
-    return 0
+    failed = any(r.grader_error for r in batch.results.values())
+    if export_to:
+        console.print(f"{export_to} import file: "
+                      f"{bulk.write_export(export_to, batch, the_lab, Path(submissions_dir), out_dir, deadline, console)}",
+                      markup=False)
+    return 1 if failed else 0  # a grader failure is the instructor's to fix: never a quiet 0

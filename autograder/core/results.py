@@ -21,9 +21,11 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from autograder.core.i18n import _
+from autograder.core.i18n import N_, _
 
 PASSED, FAILED = "passed", "failed"
+PENDING = N_("The grader failed on this submission, not because of your code: the score below is pending "
+             "until your instructor regrades it.")
 AFTER_DUE_DATE = "after_due_date"  # a question's ``details`` in lab.toml, and Gradescope's visibility
 
 
@@ -76,6 +78,8 @@ class SubmissionResult:
     duration_s: float = 0.0
     sha256: str = ""
     lang: str = "en"  # the language of its messages (autograder.core.i18n)
+    notes: list[str] = field(default_factory=list)  # not problems: which file was graded where there was a choice
+    grader_error: str = ""  # the engine failed on this submission: its score is pending, not a grade
 
     @property
     def score(self) -> float:
@@ -104,7 +108,7 @@ class SubmissionResult:
             tests=[TestResult.from_dict(t) for t in d.get("tests", [])],
             errors=list(d.get("errors", [])), isolation=dict(d.get("isolation", {})),
             duration_s=float(d.get("duration_s", 0.0)), sha256=d.get("sha256", ""),
-            lang=d.get("lang", "en"),
+            lang=d.get("lang", "en"), notes=list(d.get("notes", [])), grader_error=str(d.get("grader_error", "")),
         )
 
     def to_json(self) -> str:
@@ -143,22 +147,28 @@ def gradescope_visibility(t: TestResult, manifest) -> str:
 def gradescope_json(result: SubmissionResult, manifest) -> dict:
     """Gradescope's results.json for one submission (one entry per test).
 
+    Tests come question by question in ``lab.toml``'s order, numbered
+    ``<question>.<test>`` (``2.3``: the third test of the second question).
     Only what a student may read goes in: never ``instructor_note``."""
-    tests = []
-    for i, t in enumerate(sorted(result.tests, key=lambda t: (t.question, t.nodeid)), 1):
+    order = {q.id: n for n, q in enumerate(manifest.questions, 1)}
+    tests, within = [], {}
+    for t in sorted(result.tests, key=lambda t: (order.get(t.question, len(order) + 1), t.nodeid)):
         q = manifest.question(t.question)
+        within[t.question] = within.get(t.question, 0) + 1
         tests.append({
             "score": t.points,
             "max_score": t.max_points,
             "status": t.status,
             "name": f"{_(q.title)}: {t.name}",
-            "number": f"{[x.id for x in manifest.questions].index(t.question) + 1}.{i}",
+            "number": f"{order.get(t.question, len(order) + 1)}.{within[t.question]}",
             "output": t.feedback,
             "output_format": "text",
             "visibility": gradescope_visibility(t, manifest),
             "tags": [t.question],
         })
     lines = [f"{_(manifest.title)}: {result.score:g} / {manifest.max_score:g}"]
+    if result.grader_error:
+        lines.insert(0, _(PENDING))
     lines += [_("Problem: {problem}").format(problem=e) for e in result.errors]
     return {
         "score": result.score,

@@ -10,12 +10,14 @@ with every question at zero, never an exception that stops a batch.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from autograder.calls import errors
 from autograder.core import i18n, results
 from autograder.grading.pool import MEMORY_ENV, GraderPool, memory_limit
 from autograder.core.i18n import _
@@ -66,7 +68,7 @@ def run_grader_process(lab: Lab, args: list[str], *, timeout_s: float, pool: Gra
 
 
 def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = True,
-                 problems: list[str] | None = None, sha256: str = "",
+                 problems: list[str] | None = None, notes: list[str] | None = None, sha256: str = "",
                  timeout_s: float | None = None, public_only: bool = False,
                  pool: GraderPool | None = None, seed_salt: str | None = None) -> results.SubmissionResult:
     """``seed_salt`` (default: ``sha256``, the staged files' hash) varies the hidden
@@ -77,7 +79,7 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
     timeout_s = timeout_s or m.limits.submission_timeout_s + max(120.0, 2 * m.limits.test_timeout_s)
     t0 = time.perf_counter()
     res = results.SubmissionResult(submission=submission_id, lab=lab.name, sha256=sha256,
-                                   errors=list(problems or []), lang=i18n.current())
+                                   errors=list(problems or []), notes=list(notes or []), lang=i18n.current())
     with tempfile.TemporaryDirectory(prefix="ironlaw-grade-") as tmp:
         out = Path(tmp) / "results.json"
         args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only, seed_salt=seed_salt)
@@ -89,10 +91,29 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
             res.errors.append(_("the grader stopped abnormally (exit {code}); every test without a result scores 0")
                               .format(code=code))
             res.errors.append(_("grader log tail:") + " " + log[-1500:])
+            res.grader_error = f"grader process exit {code}: {log[-1500:]}"
+    engine = [t for t in res.tests if t.kind == errors.GRADER]
+    if engine and not res.grader_error:  # every such test is the engine's failure: say what, once
+        res.grader_error = engine[0].instructor_note or engine[0].feedback
+        res.errors.append(_("the grader failed on {count} test(s), not because of the code: the score is pending")
+                          .format(count=len(engine)))
+    res.errors += [p for p in file_problems(res.tests) if p not in res.errors]
     if not public_only:
         res.errors += check_points(lab, res)
     res.duration_s = time.perf_counter() - t0
     return res
+
+
+def file_problems(tests: list[results.TestResult]) -> list[str]:
+    """One problem per student file that did not import, from its tests' feedback (a public
+    test's first: it may show more), so the summary and the CLI name it; its tests score 0,
+    the other files' tests keep their points."""
+    out: dict[str, str] = {}
+    for t in sorted(tests, key=lambda t: not t.public):
+        if t.kind == errors.IMPORT and t.feedback:
+            first = t.feedback.splitlines()[0]
+            out.setdefault(re.sub(r"\d+", "#", first), first)  # one per file, whatever line it names
+    return list(out.values())
 
 
 def check_points(lab: Lab, res: results.SubmissionResult) -> list[str]:

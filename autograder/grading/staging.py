@@ -1,12 +1,25 @@
 """Find submissions in a folder and stage each one's declared files.
 
-A submissions folder holds one entry per student: a folder or a ``.zip``.
-The submission id is the entry's name without ``.zip`` (as plain text: bytes
-that are not UTF-8 and control characters are written as escapes).  A
-declared file is found by its name anywhere inside the entry (so an extra top
-folder, as a zip tool makes, does no harm); the shallowest match wins.  Only
-declared files are staged: a student's ``conftest.py`` or ``sitecustomize.py``
-never reaches the grader or the worker.
+A submissions folder holds one entry per student, in any of the layouts
+learning platforms export (``docs/intake.md``):
+
+* a folder or a ``.zip`` (Gradescope, a hand-made batch); the submission id is
+  its name without ``.zip``, as plain text (bytes that are not UTF-8 and
+  control characters are written as escapes), made unique with ``~2``, ``~3``
+  when two entries give one id (``alice/`` and ``alice.zip``: never merged);
+* a folder holding zips (Moodle's "download all": ``<name>_<id>_assignsubmission_file_/lab.zip``):
+  the zips inside a folder are searched too, one level deep (a zip inside a
+  zip is not opened);
+* flat files named ``<name>[_LATE]_<userid>_<submissionid>_<file>`` (Canvas),
+  grouped into one entry per student, ``<name>_<userid>``; a resubmitted file
+  carries a suffix (``optimizers-1.py``) and the highest one is the latest.
+
+A declared file is found by its name anywhere inside the entry (so an extra
+top folder, as a zip tool makes, does no harm).  When several files could be
+it, :func:`choose` takes the most plausible by one rule, and the feedback
+names the one graded and the ones ignored.  Only declared files are staged:
+a student's ``conftest.py`` or ``sitecustomize.py`` never reaches the grader
+or the worker.
 
 Entries are untrusted.  :func:`walk` is the one way a submission tree is
 read: breadth first and iterative, bounded in depth and in entries, never
@@ -17,8 +30,10 @@ name that is not UTF-8) becomes that entry's problem, never the batch's.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import re
 import stat
 import unicodedata
 import zipfile
@@ -40,7 +55,10 @@ IGNORED_PARTS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
 @dataclass(frozen=True)
 class Entry:
     id: str
-    path: Path
+    path: Path  # the folder or zip; for flat files, the first of them
+    files: tuple[Path, ...] = ()  # flat files (Canvas), when the entry is a group of them
+    collides_with: str = ""  # the id another entry had first: two entries gave this one name
+    late: bool = False  # the platform marked it late (Canvas's LATE)
 
 
 @dataclass
@@ -48,6 +66,7 @@ class Staged:
     directory: Path
     problems: list[str] = field(default_factory=list)
     sha256: str = ""
+    notes: list[str] = field(default_factory=list)  # which file was graded where there was a choice
 
 
 @dataclass
@@ -112,9 +131,27 @@ def entry_id(name: str) -> str:
     return text
 
 
+CANVAS_NAME = re.compile(r"^(?P<student>[^_/]+?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<sub>\d+)_(?P<file>.+)$")
+RESUBMITTED = re.compile(r"^(?P<stem>.+?)-(?P<n>\d+)(?P<ext>\.[^.]+)$")  # optimizers-1.py: Canvas's resubmission
+
+
+def original_name(name: str) -> tuple[str, int]:
+    """A Canvas file's name as the student uploaded it, and its resubmission number (0: the first)."""
+    m = CANVAS_NAME.match(name)
+    base = m["file"] if m else name
+    r = RESUBMITTED.match(base)
+    return (r["stem"] + r["ext"], int(r["n"])) if r else (base, 0)
+
+
 def discover(folder: Path) -> list[Entry]:
-    """One entry per student folder or zip, sorted by name; ids are unique."""
-    entries, taken = [], set()
+    """One entry per student folder, zip, or group of Canvas flat files, sorted by name.
+
+    Ids are unique: an id that two entries would share gets ``~2``, ``~3`` on
+    the later ones, which record ``collides_with`` (the CLI and the summary
+    warn: two entries are never merged into one)."""
+    entries, taken = [], {}
+    groups: dict[str, list[Path]] = {}
+    late: set[str] = set()
     with os.scandir(folder) as it:
         items = sorted(it, key=lambda e: e.name)
     for e in items:
@@ -122,19 +159,29 @@ def discover(folder: Path) -> list[Entry]:
             continue
         try:
             is_dir = e.is_dir(follow_symlinks=False)
-            is_zip = not is_dir and e.is_file() and e.name.endswith(".zip")
+            is_file = not is_dir and e.is_file(follow_symlinks=False)
         except OSError:  # cannot even stat it: staging says why
-            is_dir, is_zip = False, e.name.endswith(".zip")
-        if not (is_dir or is_zip):
+            is_dir, is_file = False, e.name.endswith(".zip")
+        canvas = CANVAS_NAME.match(e.name) if is_file and not e.name.endswith(".zip") else None
+        if canvas:  # flat files: grouped by student below
+            key = f"{canvas['student']}_{canvas['user']}"
+            groups.setdefault(key, []).append(Path(e.path))
+            late |= {key} if canvas["late"] else set()
             continue
-        base = entry_id(e.name[:-4] if is_zip else e.name)
+        if not (is_dir or (is_file and e.name.endswith(".zip"))):
+            continue
+        entries.append((entry_id(e.name[:-4] if not is_dir else e.name), Path(e.path), ()))
+    entries += [(entry_id(key), paths[0], tuple(paths)) for key, paths in groups.items()]
+    out = []
+    for base, path, files in sorted(entries, key=lambda t: (t[0], os.fsencode(t[1].name))):
         ident, n = base, 1
         while ident in taken:  # "alice/" and "alice.zip"; "bad\xff" and a folder named "bad\\xff"
             n += 1
             ident = f"{base}~{n}"
-        taken.add(ident)
-        entries.append(Entry(ident, Path(e.path)))
-    return entries
+        taken[ident] = path
+        out.append(Entry(ident, path, files, collides_with=base if ident != base else "",
+                         late=base in late and bool(files)))
+    return out
 
 
 def walk(root: Path, *, max_depth: int | None = None, max_entries: int | None = None) -> Tree:
@@ -211,33 +258,76 @@ def _zip_tree(infos: Iterable[zipfile.ZipInfo], max_depth: int | None = None,
     return tree, by_name
 
 
-def _depth_key(name: str):
-    parts = PurePosixPath(name).parts
-    return (len(parts), name)
+MAX_CANDIDATES = 20  # files of one declared name compared per entry (the rest are ignored, and said so)
+DRAFT_WORDS = frozenset({"draft", "drafts", "old", "backup", "backups", "bak", "copy", "archive", "previous",
+                         "prev", "tmp", "temp", "scratch", "test", "tests", "unused", "trash"})
 
 
-def _pick(names: Iterable[str], wanted: str) -> str | None:
-    matches = [n for n in names if PurePosixPath(n).name == wanted
-               and not IGNORED_PARTS.intersection(PurePosixPath(n).parts)]
-    return min(matches, key=_depth_key) if matches else None
+@dataclass
+class Candidate:
+    """One place a declared file could come from: ``where`` is how the student knows it."""
+    where: str  # "final/optimizers.py", "lab2.zip/optimizers.py", "smith_12_34_optimizers-1.py"
+    size: int
+    read: Callable[[], bytes]  # at most MAX_FILE_BYTES + 1 bytes
+    revision: int = 0  # Canvas's resubmission number: higher is later
+    name: str = ""  # the file name it stands for (default: the last part of ``where``)
+
+    def __post_init__(self):
+        self.name = self.name or PurePosixPath(self.where).name
 
 
-def stage(entry_path: Path, files: tuple[str, ...], dest: Path) -> Staged:
+def _parts(where: str) -> tuple[str, ...]:
+    return PurePosixPath(where).parts
+
+
+def choose(candidates: list[Candidate], data: dict[str, bytes], stub: bytes | None) -> Candidate:
+    """The most plausible of several files for one declared name, by this rule, in order:
+
+    1. not an untouched copy of the stub (when the stub is known);
+    2. the shallowest (fewest folders, a zip counting as one);
+    3. not inside a folder named like a draft (``draft``, ``old``, ``backup``,
+       ``copy``, ``archive``, ``tmp``, ``test``, ... : :data:`DRAFT_WORDS`);
+    4. the latest Canvas resubmission (``optimizers-2.py`` over ``optimizers.py``);
+    5. the first by name.
+
+    It reads only names and contents, never times, so the same submission
+    always gives the same choice.  ``data`` holds what could be read of each."""
+    def key(c: Candidate):
+        folders = [p.lower() for p in _parts(c.where)[:-1]]  # a flat file has none
+        is_stub = stub is not None and data.get(c.where) == stub
+        draft = any(p in DRAFT_WORDS or p.rstrip("0123456789_- ") in DRAFT_WORDS for p in folders)
+        return (is_stub, len(_parts(c.where)), draft, -c.revision, c.where)
+    return min(candidates, key=key)
+
+
+def stage(source: Path | Entry, files: tuple[str, ...], dest: Path, *,
+          stubs: dict[str, bytes] | None = None) -> Staged:
     """Copy the declared ``files`` of one submission into ``dest`` (flat).
 
-    Never raises for a bad submission: whatever went wrong is in ``problems``
-    and the files it kept from being staged are missing."""
+    ``source`` is an entry of :func:`discover` or the path of a folder or zip.
+    ``stubs`` (file name -> the stub's bytes) lets :func:`choose` pass over an
+    untouched stub when the student left one beside their work.  Never raises
+    for a bad submission: whatever went wrong is in ``problems`` and the files
+    it kept from being staged are missing."""
+    entry = source if isinstance(source, Entry) else None
+    path = entry.path if entry else Path(source)
     st = Staged(dest)
     try:
         dest.mkdir(parents=True, exist_ok=True)
-        if entry_path.is_dir():
-            _stage_dir(entry_path, files, st)
-        elif entry_path.name.endswith(".zip") or zipfile.is_zipfile(entry_path):
-            _stage_zip(entry_path, files, st)
-        else:
-            st.problems.append(_("{name} is neither a folder nor a zip file").format(name=printable(entry_path.name)))
+        with contextlib.ExitStack() as stack:
+            if entry and entry.files:
+                tree, found = Tree(), _flat_candidates(entry.files)
+            elif path.is_dir():
+                tree, found = _dir_candidates(path, stack)
+            elif path.name.endswith(".zip") or zipfile.is_zipfile(path):
+                tree, found = _zip_candidates(stack.enter_context(zipfile.ZipFile(path)), "")
+            else:
+                raise Unreadable(_("{name} is neither a folder nor a zip file").format(name=printable(path.name)))
+            _take(tree, found, files, st, stubs or {})
+    except Unreadable as exc:
+        st.problems.append(str(exc))
     except Exception as exc:  # noqa: BLE001  (anything at all: this entry's problem, not the batch's)
-        st.problems.append(_("could not read {name}: {error}").format(name=printable(entry_path.name),
+        st.problems.append(_("could not read {name}: {error}").format(name=printable(path.name),
                                                                       error=describe(exc)))
     h = hashlib.sha256()
     for f in files:
@@ -249,31 +339,95 @@ def stage(entry_path: Path, files: tuple[str, ...], dest: Path) -> Staged:
     return st
 
 
-def _take(tree: Tree, files, st: Staged, read: Callable[[str], bytes], where: str) -> None:
-    """Stage each declared file from ``tree``; ``read(name)`` reads at most MAX_FILE_BYTES + 1 bytes."""
+def _flat_candidates(paths: tuple[Path, ...]) -> list[Candidate]:
+    out = []
+    for p in paths:
+        name, revision = original_name(p.name)
+        try:
+            size = p.lstat().st_size
+        except OSError:
+            size = 0
+        out.append(Candidate(printable(p.name), size, lambda p=p: _read_regular(p), revision, name=name))
+    return out
+
+
+def _dir_candidates(root: Path, stack: contextlib.ExitStack) -> tuple[Tree, list[Candidate]]:
+    """The folder's files, and the members of the zips in it (Moodle), one level deep."""
+    tree = walk(root)
+    found = [Candidate(name, size, lambda name=name: _read_regular(root / name)) for name, size in tree.files.items()
+             if not name.endswith(".zip")]
+    for name in sorted(n for n in tree.files if n.endswith(".zip")):
+        try:
+            fd = os.open(root / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            f = stack.enter_context(os.fdopen(fd, "rb"))
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                continue
+            z = stack.enter_context(zipfile.ZipFile(f))
+            inner, members = _zip_candidates(z, name + "/")
+        except Exception as exc:  # noqa: BLE001  (one bad zip in the folder: said, the rest still searched)
+            tree.problem(_("could not read {name}: {error}").format(name=printable(name), error=describe(exc)))
+            continue
+        for p in inner.problems:
+            tree.problem(p)
+        tree.other |= {name + "/" + o for o in inner.other}
+        found += members
+    return tree, found
+
+
+def _zip_candidates(z: zipfile.ZipFile, prefix: str) -> tuple[Tree, list[Candidate]]:
+    tree, infos = _zip_tree(z.infolist())
+
+    def read(info: zipfile.ZipInfo) -> bytes:
+        if info.flag_bits & 0x1:
+            raise Unreadable(_("it is encrypted with a password"))
+        with z.open(info) as src:  # bounded read: a zip bomb stops here
+            return src.read(MAX_FILE_BYTES + 1)
+
+    found = [Candidate(prefix + name, size, lambda info=infos[name]: read(info)) for name, size in tree.files.items()]
+    tree.other = {prefix + o for o in tree.other}
+    return tree, found
+
+
+def _take(tree: Tree, found: list[Candidate], files, st: Staged, stubs: dict[str, bytes]) -> None:
+    """Stage each declared file from the candidates ``found`` (see :func:`choose`)."""
     first = len(st.problems)
     for f in files:
-        name = _pick(tree.files, f)
-        if name is None:
-            if _pick(tree.other, f) is not None:
+        matches = sorted((c for c in found if c.name == f
+                          and not IGNORED_PARTS.intersection(_parts(c.where))), key=lambda c: c.where)
+        if not matches:
+            if any(PurePosixPath(o).name == f for o in tree.other):
                 st.problems.append(_("file {file} is not a regular file (a link, pipe or device), so it was not read")
                                    .format(file=f))
             else:
                 st.problems.append(_("file {file} is missing from the submission").format(file=f))
             continue
-        if tree.files[name] > MAX_FILE_BYTES:
+        matches = matches[:MAX_CANDIDATES]
+        data, failures = {}, {}
+        for c in matches if len(matches) > 1 else ():  # only a choice needs every candidate's contents
+            try:
+                data[c.where] = c.read() if c.size <= MAX_FILE_BYTES else b""
+            except Exception as exc:  # noqa: BLE001
+                failures[c.where] = exc
+        best = choose(matches, data, stubs.get(f)) if len(matches) > 1 else matches[0]
+        if len(matches) > 1:
+            st.notes.append(_("{file}: graded {graded}; ignored {ignored}").format(
+                file=f, graded=printable(best.where), ignored=", ".join(printable(c.where) for c in matches
+                                                                      if c is not best)))
+        if best.size > MAX_FILE_BYTES:
             st.problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
             continue
         try:
-            data = read(name)
+            if best.where in failures:
+                raise failures[best.where]
+            content = data[best.where] if best.where in data else best.read()
         except Exception as exc:  # noqa: BLE001  (a damaged member, an unreadable file: that file is missing)
             st.problems.append(_("could not read {file} from {name}: {error}")
-                               .format(file=printable(name), name=printable(where), error=describe(exc)))
+                               .format(file=printable(best.where), name=printable(f), error=describe(exc)))
             continue
-        if len(data) > MAX_FILE_BYTES:
+        if len(content) > MAX_FILE_BYTES:
             st.problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
             continue
-        (st.directory / f).write_bytes(data)
+        (st.directory / f).write_bytes(content)
     if len(st.problems) > first:  # something is missing: say first what kept it from being found
         st.problems[first:first] = tree.all_problems()
 
@@ -288,20 +442,3 @@ def _read_regular(path: Path) -> bytes:
             return f.read(MAX_FILE_BYTES + 1)
     finally:
         os.close(fd)
-
-
-def _stage_dir(root: Path, files, st: Staged) -> None:
-    _take(walk(root), files, st, lambda name: _read_regular(root / name), root.name)
-
-
-def _stage_zip(path: Path, files, st: Staged) -> None:
-    with zipfile.ZipFile(path) as z:
-        tree, infos = _zip_tree(z.infolist())
-
-        def read(name: str) -> bytes:
-            if infos[name].flag_bits & 0x1:
-                raise Unreadable(_("it is encrypted with a password"))
-            with z.open(infos[name]) as src:  # bounded read: a zip bomb stops here
-                return src.read(MAX_FILE_BYTES + 1)
-
-        _take(tree, files, st, read, path.name)

@@ -322,6 +322,8 @@ def feedback_for(excinfo, test_name: str, *, public: bool = True, limits=None) -
         tb = safe_traceback(exc.traceback, keep)
         text += _section(_("Your code's traceback:"), tb) if tb else ""
         return text, exc.kind, _instructor_note(exc.message, exc.traceback, exc.output)
+    if isinstance(exc, errors.GraderError):  # the engine's failure: said as such, never blamed on the code
+        return _("the grader failed, not your code; this test's score is pending"), errors.GRADER, str(exc)[:4000]
     if isinstance(exc, AssertionError):
         msg = str(exc).split("\nassert ", 1)[0].strip()
         if not msg or msg.startswith("assert "):  # a bare assert would print values

@@ -41,7 +41,7 @@ SIGNAL_CAUSES = {
 }
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(errors.GraderError):
     """No worker could be started; the message is the engine's own and names the cause."""
 
 
@@ -247,9 +247,12 @@ class SandboxBackend:
         try:
             report = self._start_worker()
         except Exception as exc:  # noqa: BLE001  (the same request would fail the same way: never retried)
+            # Before the worker's report no student code has run: the engine failed, not the
+            # submission (kind GRADER: the score is pending, never a zero; grading/runner.py).
             self._kill()
-            self.broken = errors.StudentCodeError(errors.CRASH, _(
-                "the sandbox could not start a worker for your code: {cause}").format(cause=_spawn_cause(exc)))
+            self.broken = errors.StudentCodeError(errors.GRADER, _(
+                "the grader could not start a sandbox for your code ({cause}): the grader's failure, not your "
+                "code's; this test's score is pending").format(cause=_spawn_cause(exc)))
             raise self.broken from None
         conn = self.conn
         self.baseline_rss = _reset_peak(self.worker_pid)  # before any student code: trusted

@@ -154,26 +154,20 @@ def serve(conn: socket.socket, req: dict, files: dict[str, bytes], namespaces: b
         channel.recv_json(conn)  # {"go"}: the grader has read this process's baseline
     except (channel.ChannelClosed, OSError, ValueError):
         os._exit(0)
-    try:
-        modules = loader.load_modules(work, tuple(req["student_files"]), None, tuple(req["support_files"]))
-        load_error = None
-    except errors.StudentCodeError as exc:
-        modules, load_error = None, exc
+    modules, failed = loader.load_each(work, tuple(req["student_files"]), None, tuple(req["support_files"]))
     channel.send_json(conn, {"hello": {"ready_ms": round((time.perf_counter() - req["t0"]) * 1e3, 1)}})
     while True:
         try:
             msg = wire.loads(channel.recv(conn, wire.MAX_BYTES))
         except (channel.ChannelClosed, OSError):
             os._exit(0)
-        channel.send(conn, _answer(msg, modules, load_error, work))
+        channel.send(conn, _answer(msg, modules, failed, work))
 
 
-def _answer(msg: dict, modules, load_error, work: Path) -> bytes:
+def _answer(msg: dict, modules, failed, work: Path) -> bytes:
     name = msg["fn"]
     try:
-        if load_error:
-            raise load_error
-        fn = loader.find_function(modules, name)
+        fn = loader.find_function(modules, name, failed, work)
         args, kwargs = tuple(msg["args"]), dict(msg["kwargs"])
         # Engine code, but in the student's process: code that patches hashlib or numpy could
         # hide its own in-place changes. That only skips a check that protects the student

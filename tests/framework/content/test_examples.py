@@ -29,7 +29,7 @@ def test_readme_main_job_on_lab2(tmp_path):
     lab = labs.get("lab2")
     out = tmp_path / "grades"
     assert main(["grade", "lab2", str(lab.examples_dir), "--out", str(out)]) == 0
-    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig"))}
     m = lab.manifest
     for c in candidates.all_candidates(lab):
         row = rows[c.id]

@@ -171,11 +171,37 @@ def test_feedback_language_chosen_when_the_zip_is_built(tmp_path):
 
 
 def test_engine_failure_still_writes_results(tmp_path, monkeypatch):
-    """No lab in source/ (a broken upload): score 0 and a reason, never no file."""
+    """No lab in source/ (a broken upload): a results.json with the reason, the score
+    said to be pending, and exit 1, so that Gradescope flags the run for the instructor."""
     from autograder.batch import gradescope_run
 
     (tmp_path / "source").mkdir()
-    assert gradescope_run.run(tmp_path) == 0
+    assert gradescope_run.run(tmp_path) == 1
     res = json.loads((tmp_path / "results" / "results.json").read_text())
-    assert res["score"] == 0 and res["tests"] == []
+    assert res["score"] == 0 and res["tests"] == [] and "pending" in res["output"]
     assert "could not grade" in res["output"] and "exactly one lab" in res["extra_data"]["grader_error"]
+
+
+def test_a_sandbox_that_cannot_start_is_a_pending_score_and_exit_1(tmp_path, monkeypatch):
+    """The engine's own failure inside the tests (here: no sandbox can start) is never
+    the student's zero: each test says the grader failed, the result carries grader_error,
+    and the run exits 1."""
+    from autograder.calls import errors
+    from autograder.core import labs, results
+    from autograder.grading import runner
+
+    lab = labs.get("lab2")
+    t = results.TestResult(nodeid="n", name="t", question="update_rules", max_points=7, points=0, status="failed",
+                           visibility="visible", feedback="the grader failed, not your code; this test's score is "
+                           "pending", kind=errors.GRADER, instructor_note="sandbox setup failed: no report")
+    def grader(lab, args, **kw):  # the grader process's report: one test, failed by the engine
+        path = Path(args[args.index("--results-json") + 1])
+        path.write_text(results.SubmissionResult.report_json([t], {}))
+        return 1, ""
+
+    monkeypatch.setattr(runner, "run_grader_process", grader)
+    res = runner.grade_staged(lab, tmp_path, "s", sandbox=False)
+    assert res.grader_error == "sandbox setup failed: no report"
+    assert any("score is pending" in e for e in res.errors)
+    payload = results.gradescope_json(res, lab.manifest)
+    assert payload["output"].startswith("The grader failed on this submission")

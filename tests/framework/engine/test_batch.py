@@ -81,9 +81,9 @@ def batch(subs: Path, out: Path, **kw) -> int:
 
 
 def gradebook_rows(out: Path) -> list[dict]:
-    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+    with open(out / "gradebook.csv", newline="", encoding="utf-8-sig") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == gradebook.FIXED_COLUMNS + ["add", "norm"]
+    assert rows[0] == gradebook.FIXED_COLUMNS + ["add", "norm", gradebook.PROBLEMS_COLUMN]
     assert all(len(r) == len(rows[0]) for r in rows), "a torn row"
     return [dict(zip(rows[0], r)) for r in rows[1:]]
 

@@ -91,10 +91,11 @@ def test_grade_outputs(toy_root, tmp_path):
     (subs / "empty").mkdir()
     out = tmp_path / "out"
     assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "2"]) == 0
-    rows = list(csv.reader(open(out / "gradebook.csv")))
-    assert rows[0] == FIXED_COLUMNS + ["add", "norm"]
+    rows = list(csv.reader(open(out / "gradebook.csv", encoding="utf-8-sig")))
+    assert rows[0] == FIXED_COLUMNS + ["add", "norm", "problems"]
     scores = {r[0]: r[1:] for r in rows[1:]}
-    assert scores == {"empty": ["0", "5", "0", "0"], "ref": ["5", "5", "3", "2"], "stub": ["0", "5", "0", "0"]}
+    assert scores == {"empty": ["0", "5", "0", "0", "file toy.py is missing from the submission"],
+                      "ref": ["5", "5", "3", "2", ""], "stub": ["0", "5", "0", "0", ""]}
     res = json.loads((out / "results" / "ref.json").read_text())
     assert res["score"] == 5 and len(res["tests"]) == 5
     assert all(GRADESCOPE_TEST_KEYS <= set(t) for t in res["tests"])
@@ -120,7 +121,7 @@ def test_grade_gradescope_export(toy_root, tmp_path):
         "  - :name: Lê Chi\n    :email: chi@example.edu\n", encoding="utf-8")
     out = tmp_path / "out"
     assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "2"]) == 0
-    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv", encoding="utf-8"))}
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig"))}
     assert list(rows["submission_101"])[-3:] == ["name", "email", "sid"]
     assert rows["submission_101"]["name"] == "Nguyễn Văn An" and rows["submission_101"]["score"] == "5"
     assert rows["submission_102"]["email"] == "binh@example.edu; chi@example.edu"
@@ -150,11 +151,11 @@ def test_killed_batch_loses_nothing(toy_root, tmp_path):
     proc.wait()
     graded = {p.stem for p in (out / "raw").glob("*.json")}
     assert 2 <= len(graded) < 5, "the batch should have been killed part-way"
-    rows = list(csv.DictReader(open(out / "gradebook.csv")))
+    rows = list(csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig")))
     in_book = {r["submission"] for r in rows}
     # rebuilt after each submission: at most the one being written at the kill is missing
     assert in_book <= graded and len(in_book) >= len(graded) - 1
     assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1"]) == 0
-    rows = list(csv.DictReader(open(out / "gradebook.csv")))
+    rows = list(csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig")))
     assert sorted(r["submission"] for r in rows) == [f"s{i}" for i in range(5)]
     assert all(r["score"] == "5" for r in rows)

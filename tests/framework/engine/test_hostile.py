@@ -103,7 +103,8 @@ def _complete_hostile(subs: Path) -> None:
         shutil.copyfile(hooks / "conftest.py", hooks / name)
 
 
-def _grade_batch(tmp_path: Path, *, reachable_python: bool = False) -> tuple[dict[str, dict], Path]:
+def _grade_batch(tmp_path: Path, *, reachable_python: bool = False, rc: int = 0) -> tuple[dict[str, dict], Path]:
+    """Grade every hostile entry; ``rc``: grade's exit status (1: the sandbox refused, so scores are pending)."""
     subs = tmp_path / "submissions"
     shutil.copytree(HOSTILE, subs)
     _complete_hostile(subs)
@@ -115,9 +116,9 @@ def _grade_batch(tmp_path: Path, *, reachable_python: bool = False) -> tuple[dic
     args = dict(lab="labx", submissions_dir=str(subs), out=str(out), jobs=2, quiet=True)
     try:
         if reachable_python:
-            assert _in_own_namespace(lambda: grade.main(**args) == 0), "grading in the namespace failed"
+            assert _in_own_namespace(lambda: grade.main(**args) == rc), "grading in the namespace failed"
         else:
-            assert grade.main(**args) == 0
+            assert grade.main(**args) == rc
     finally:
         remove_tree(subs)
     rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig"))}
@@ -218,9 +219,11 @@ def test_exposed_secrets_are_refused_without_namespaces(toy_root, tmp_path, monk
     subs = tmp_path / "subs"
     shutil.copytree(HOSTILE / "control", subs / "control")
     out = tmp_path / "out"
-    assert grade.main(lab="labx", submissions_dir=str(subs), out=str(out), jobs=1, quiet=True) == 0
+    # the engine refused: a grader failure, so exit 1 and a pending score, never the student's zero
+    assert grade.main(lab="labx", submissions_dir=str(subs), out=str(out), jobs=1, quiet=True) == 1
     fb = (out / "feedback" / "control.md").read_text()
     assert "chmod 700" in fb or "not reachable by an unprivileged uid" in fb
+    assert "the score below is pending" in fb
 
 
 def test_gradescope_shape(toy_root, tmp_path, monkeypatch):
@@ -233,7 +236,7 @@ def test_gradescope_shape(toy_root, tmp_path, monkeypatch):
     try:
         for d in secret_dirs:  # what setup.sh does on Gradescope
             d.chmod(0o700)
-        rows, out = _grade_batch(tmp_path)
+        rows, out = _grade_batch(tmp_path, rc=0 if layers.zygote_can_drop_uid() else 1)
     finally:
         for d, mode in saved.items():
             d.chmod(mode)
@@ -242,5 +245,6 @@ def test_gradescope_shape(toy_root, tmp_path, monkeypatch):
         iso = json.loads((out / "results" / "control.json").read_text())["extra_data"]["isolation"]
         assert not iso["mount_namespace"] and iso["privileges"] == "own unprivileged uid"
     else:
-        assert all(float(r["score"]) == 0 for r in rows.values())
-        assert "not reachable by an unprivileged uid" in (out / "feedback" / "control.md").read_text()
+        assert all(float(r["score"]) == 0 for r in rows.values())  # refused: pending, never graded unprotected
+        fb = (out / "feedback" / "control.md").read_text()
+        assert "not reachable by an unprivileged uid" in fb and "pending" in fb

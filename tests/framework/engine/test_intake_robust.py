@@ -203,7 +203,7 @@ def test_a_batch_of_broken_uploads_is_graded(toy_root, hostile_dir, tmp_path, ca
 
     assert grade.main(lab="labx", submissions_dir=str(hostile_dir), out=str(out), jobs=2, sandbox=False) == 0
 
-    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv", encoding="utf-8"))}
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig"))}
     assert set(rows) == {*ids, "control", "good_\\xff", "'=1+1"}
     for full in ("control", "good_\\xff", "'=1+1"):
         assert float(rows[full]["score"]) == 5.0, full
@@ -233,7 +233,7 @@ def test_an_exception_while_grading_is_that_entrys_error(toy_root, tmp_path, mon
     monkeypatch.setattr(grade.runner, "grade_staged", flaky)
     out = tmp_path / "out"
     assert grade.main(lab="labx", submissions_dir=str(subs), out=str(out), jobs=1, sandbox=False, quiet=True) == 0
-    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig"))}
     assert rows["control"]["score"] == "5" and rows["boom"]["score"] == "0"
     boom = _raw(out, "boom")
     assert boom["errors"] == ["the grader failed on this submission: MemoryError: out of memory in the grader"]
@@ -247,7 +247,7 @@ def test_a_damaged_roster_does_not_stop_the_batch(toy_root, tmp_path):
     (subs / roster.METADATA).write_text("submission_1: [unclosed\n")
     out = tmp_path / "out"
     assert grade.main(lab="labx", submissions_dir=str(subs), out=str(out), jobs=1, sandbox=False, quiet=True) == 0
-    assert next(csv.DictReader(open(out / "gradebook.csv")))["score"] == "5"
+    assert next(csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig")))["score"] == "5"
     (subs / roster.METADATA).write_text("submission_1:\n  :submitters: [7, {':name': null}]\nother: 3\n")
     assert roster.read(subs)["submission_1"].names == ("",)
 
@@ -363,6 +363,8 @@ def test_gradebook_cells_run_no_formulas(toy_lab):
     people = {s: roster.Submitters((s,), (f"{s}@x",), ("-7",)) for s in hostile + plain}
     people["alice"] = roster.Submitters(("=cmd|' /C calc'!A0",), ("@evil",), ("42",))
     text = gradebook.csv_text(rows, toy_lab.manifest, people)
+    assert text.startswith(gradebook.BOM)  # Excel reads UTF-8 only with it
+    text = text[len(gradebook.BOM):]
     book = {r["submission"]: r for r in csv.DictReader(io.StringIO(text))}
     assert len(list(csv.reader(io.StringIO(text)))) == 1 + len(rows), "a CR must not end a row"
     shown = {s: "'" + s.replace("\r", "\n") for s in hostile}  # a CR is a LF (quoted) in the file
@@ -374,3 +376,7 @@ def test_gradebook_cells_run_no_formulas(toy_lab):
     assert book["alice"]["name"] == "'=cmd|' /C calc'!A0" and book["alice"]["email"] == "'@evil"
     assert book["alice"]["sid"] == "42" and book["Nguyễn Văn An"]["name"] == "Nguyễn Văn An"
     assert book["a=b"]["submission"] == "a=b" and book["3"]["sid"] == "'-7"
+    # the problems column holds the students' file names and messages: escaped too
+    odd = results.SubmissionResult(submission="p", lab="labx", errors=['=HYPERLINK("http://evil.example")\nmore'])
+    cell = next(csv.DictReader(io.StringIO(gradebook.csv_text([odd], toy_lab.manifest)[1:])))["problems"]
+    assert cell == "'=HYPERLINK(\"http://evil.example\")"

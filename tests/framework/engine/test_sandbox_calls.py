@@ -227,7 +227,8 @@ def test_a_failed_spawn_is_tried_once_and_reported_on_every_call(toy_lab, tmp_pa
         assert time.monotonic() - t0 < 1
         seen.append((info.value.kind, str(info.value)))
     assert z.requests == 1
-    assert seen == [(errors.CRASH, f"the sandbox could not start a worker for your code: {cause}")] * 3
+    assert seen == [(errors.GRADER, f"the grader could not start a sandbox for your code ({cause}): the grader's "
+                                    "failure, not your code's; this test's score is pending")] * 3
     assert b.work is None and b.conn is None  # the failed spawn left no folder or socket behind
     b.close()
 
@@ -242,8 +243,8 @@ def test_a_failed_spawn_fails_every_test_of_the_run(toy, monkeypatch):
     toy.runpytest_inprocess("-p", "no:cacheprovider", "--sandbox", "--results-json", str(out), "tests")
     tests = json.loads(out.read_text())["tests"]
     assert len(tests) == 4 and z.requests == 1
-    assert {(t["status"], t["kind"]) for t in tests} == {("failed", errors.CRASH)}
-    assert all("could not start a worker for your code: BrokenPipeError" in t["feedback"] for t in tests)
+    assert {(t["status"], t["kind"]) for t in tests} == {("failed", errors.GRADER)}
+    assert all("could not start a sandbox for your code (BrokenPipeError" in t["feedback"] for t in tests)
 
 
 @pytest.fixture

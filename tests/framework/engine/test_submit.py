@@ -60,5 +60,5 @@ def test_grade_accepts_the_zips(toy_root, tmp_path):
     assert main(["submit", "labx", "--path", str(toy_root.joinpath(*REF)), "--out", str(subs / "ref.zip")]) == 0
     assert main(["submit", "labx", "--out", str(subs / "stub.zip")]) == 0
     assert main(["grade", "labx", str(subs), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
-    rows = {r["submission"]: r for r in csv.DictReader(open(tmp_path / "out" / "gradebook.csv"))}
+    rows = {r["submission"]: r for r in csv.DictReader(open(tmp_path / "out" / "gradebook.csv", encoding="utf-8-sig"))}
     assert (rows["ref"]["score"], rows["stub"]["score"]) == ("5", "0")
