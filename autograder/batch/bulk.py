@@ -39,6 +39,7 @@ class Batch:
     unchanged: int = 0
     warnings: list[str] = field(default_factory=list)  # about the batch as a whole, for the instructor
     canvas_users: dict[str, str] = field(default_factory=dict)  # submission id -> Canvas user id (its file names)
+    people: dict[str, roster.Submitters] = field(default_factory=dict)  # the export's roster, read once
 
 
 class Stopped(BaseException):
@@ -109,7 +110,7 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
     people = read_roster(submissions, console)
     previous = {r.submission: r for r in gradebook.load_raw(out)}  # the one read of raw/
     book = gradebook.Gradebook(out / "gradebook.csv", m, people, deadline)
-    batch = Batch(warnings=intake_warnings(entries),
+    batch = Batch(warnings=intake_warnings(entries), people=people,
                   canvas_users={e.id: cm["user"] for e in entries if e.files
                                 and (cm := staging.CANVAS_NAME.match(e.files[0].name))})
     kept = {e.id: previous[e.id] for e in entries if only is not None and e.id not in only and e.id in previous}
@@ -191,10 +192,10 @@ def deadline(submissions: Path, *, due: str, tz: str, penalty: float, cap: float
         extensions=late.read_extensions(Path(extensions), tz) if extensions else {}), problems
 
 
-def write_export(kind: str, batch: Batch, lab: labs.Lab, submissions: Path, out: Path,
+def write_export(kind: str, batch: Batch, lab: labs.Lab, out: Path,
                  deadline_: gradebook.Deadline | None, console: Console) -> Path:
-    """``canvas.csv`` or ``moodle.csv`` in ``out``: the final scores, matched through the roster."""
-    m, people = lab.manifest, roster.read(submissions)
+    """``canvas.csv`` or ``moodle.csv`` in ``out``: the final scores, matched through the batch's roster."""
+    m, people = lab.manifest, batch.people
     rows = []
     for r in sorted(batch.results.values(), key=lambda r: r.submission):
         who = people.get(r.submission, gradebook.NOBODY)

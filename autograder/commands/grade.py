@@ -78,6 +78,6 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
     failed = any(r.grader_error for r in batch.results.values())
     if export_to:
         console.print(f"{export_to} import file: "
-                      f"{bulk.write_export(export_to, batch, the_lab, Path(submissions_dir), out_dir, deadline, console)}",
+                      f"{bulk.write_export(export_to, batch, the_lab, out_dir, deadline, console)}",
                       markup=False)
     return 1 if failed else 0  # a grader failure is the instructor's to fix: never a quiet 0

@@ -81,9 +81,12 @@ def test_canvas_flat_files_are_grouped_per_student_and_the_latest_resubmission_w
     st = staging.stage(entries["smithjohn_12345"], TOY_FILES, tmp_path / "s1")
     assert (tmp_path / "s1" / "toy.py").read_text() == _ref(toy_root)
     assert st.notes == ["toy.py: graded smithjohn_12345_679_toy-1.py; ignored smithjohn_12345_678_toy.py"]
-    assert _grade(subs, tmp_path / "out") == 0
+    assert _grade(subs, tmp_path / "out", "--export", "canvas") == 0
     rows = _rows(tmp_path / "out")
     assert rows["smithjohn_12345"]["score"] == rows["doejane_222"]["score"] == "5"
+    canvas = list(csv.reader((tmp_path / "out" / "canvas.csv").read_text(encoding="utf-8-sig").splitlines()))
+    assert canvas[0][:2] == ["Student", "ID"] and "Points Possible" in canvas[1][0]
+    assert sorted((r[1], r[-1]) for r in canvas[2:]) == [("12345", "5"), ("222", "5")]  # matched on the user id
     assert "the platform marked this submission LATE" in (tmp_path / "out" / "summary.md").read_text()
 
 
