@@ -111,8 +111,7 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
     previous = {r.submission: r for r in gradebook.load_raw(out)}  # the one read of raw/
     book = gradebook.Gradebook(out / "gradebook.csv", m, people, deadline)
     batch = Batch(warnings=intake_warnings(entries), people=people,
-                  canvas_users={e.id: cm["user"] for e in entries if e.files
-                                and (cm := staging.CANVAS_NAME.match(e.files[0].name))})
+                  canvas_users={e.id: e.canvas_user for e in entries if e.canvas_user})
     kept = {e.id: previous[e.id] for e in entries if only is not None and e.id not in only and e.id in previous}
     entries = [e for e in entries if only is None or e.id in only]
     with tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-batch-") as tmp:

@@ -59,6 +59,7 @@ class Entry:
     files: tuple[Path, ...] = ()  # flat files (Canvas), when the entry is a group of them
     collides_with: str = ""  # the id another entry had first: two entries gave this one name
     late: bool = False  # the platform marked it late (Canvas's LATE)
+    canvas_user: str = ""  # Canvas's user id, from its file names (the grade import matches on it)
 
 
 @dataclass
@@ -152,6 +153,7 @@ def discover(folder: Path) -> list[Entry]:
     entries, taken = [], {}
     groups: dict[str, list[Path]] = {}
     late: set[str] = set()
+    users: dict[str, str] = {}  # group key -> Canvas user id
     with os.scandir(folder) as it:
         items = sorted(it, key=lambda e: e.name)
     for e in items:
@@ -166,12 +168,14 @@ def discover(folder: Path) -> list[Entry]:
         if canvas:  # flat files: grouped by student below
             key = f"{canvas['student']}_{canvas['user']}"
             groups.setdefault(key, []).append(Path(e.path))
-            late |= {key} if canvas["late"] else set()
+            users[key] = canvas["user"]
+            late |= {entry_id(key)} if canvas["late"] else set()  # by id, as the entries below
             continue
         if not (is_dir or (is_file and e.name.endswith(".zip"))):
             continue
         entries.append((entry_id(e.name[:-4] if not is_dir else e.name), Path(e.path), ()))
     entries += [(entry_id(key), paths[0], tuple(paths)) for key, paths in groups.items()]
+    user_of = {entry_id(key): u for key, u in users.items()}
     out = []
     for base, path, files in sorted(entries, key=lambda t: (t[0], os.fsencode(t[1].name))):
         ident, n = base, 1
@@ -180,7 +184,7 @@ def discover(folder: Path) -> list[Entry]:
             ident = f"{base}~{n}"
         taken[ident] = path
         out.append(Entry(ident, path, files, collides_with=base if ident != base else "",
-                         late=base in late and bool(files)))
+                         late=base in late and bool(files), canvas_user=user_of.get(base, "") if files else ""))
     return out
 
 
