@@ -466,6 +466,30 @@ plt.show()
 grader.check("rent_and_energy")
 
 # %% [markdown] tags=["en"]
+# ## 9. Your recommendation (marked by hand, 2 points)
+#
+# A university lab trains one 70B-class model a year and otherwise fine-tunes small models. Should it rent or buy
+# 1024 H100s? Answer in the cell below, in three to five sentences: argue from your own numbers (the break-even
+# number of runs, the implied MFU of the reality check, the energy bill), and name one cost that `rent_vs_buy`
+# leaves out and which way it moves the answer. No test checks this cell: a TA reads it, so keep it in this
+# notebook (`autograder submit lab1` puts the notebook in your zip).
+
+# %% [markdown] tags=["vi"]
+# ## 9. Khuyến nghị của bạn (chấm tay, 2 điểm)
+#
+# Một phòng thí nghiệm ở trường đại học huấn luyện mỗi năm một mô hình cỡ 70B, còn lại chỉ tinh chỉnh (fine-tune) các
+# mô hình nhỏ. Phòng nên thuê hay mua 1024 GPU H100? Trả lời trong ô bên dưới, từ ba đến năm câu: lập luận bằng chính
+# các con số của bạn (số lần chạy hoà vốn, MFU suy ra từ phần đối chiếu thực tế, hoá đơn năng lượng), và nêu một chi
+# phí mà `rent_vs_buy` bỏ qua cùng với việc nó đẩy câu trả lời về phía nào. Không bài kiểm thử nào chấm ô này: trợ
+# giảng sẽ đọc nó, nên hãy giữ nó trong notebook này (`autograder submit lab1` đưa notebook vào tệp zip của bạn).
+
+# %% [markdown] tags=["en", "answer:rent_or_buy_memo"]
+# *Your answer here.*
+
+# %% [markdown] tags=["vi", "answer:rent_or_buy_memo"]
+# *Câu trả lời của bạn ở đây.*
+
+# %% [markdown] tags=["en"]
 # ## How to check and submit
 #
 # Run the public tests on your files from a terminal, in the lab bundle's root folder:

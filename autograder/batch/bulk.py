@@ -16,16 +16,17 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from autograder.batch import export, feedback, gradebook, late, roster, summary
+from autograder.batch import export, feedback, gradebook, late, manual, roster, summary
 from autograder.build import stubs
-from autograder.core.files import atomic_write
 from autograder.core import i18n, labs
 from autograder.core.i18n import _
+from autograder.core.manifest import Manifest
 from autograder.core.results import SubmissionResult
 from autograder.grading import runner, staging
 from autograder.grading.pool import GraderPool
@@ -72,8 +73,35 @@ def unchanged(entry_id: str, staged: staging.Staged, out: Path,
     return None
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What a student is shown beyond what the tests gave: the marks given by hand
+    (``batch.manual``), and the hidden-test details of questions that wait for the
+    due date, once it has passed for that student (an extension counts) or with
+    ``--after-due``."""
+    manifest: Manifest
+    marks: manual.Marks = field(default_factory=dict)
+    after_due: bool = False
+    deadline: gradebook.Deadline | None = None
+    people: dict[str, roster.Submitters] = field(default_factory=dict)
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    def past_due(self, submission: str) -> bool:
+        if self.after_due or self.deadline is None:
+            return self.after_due
+        return self.now >= self.deadline.due_for(submission, self.people.get(submission, gradebook.NOBODY))
+
+    def publish(self, out: Path, res: SubmissionResult) -> SubmissionResult:
+        """results/<id>.json and feedback/<id>.md of ``res`` (the tests' result), its marks
+        applied; returns the result shown, the one the gradebook and summary count."""
+        shown = manual.apply(res, self.manifest, self.marks)
+        gradebook.write_shown(out, shown, self.manifest,
+                              feedback.markdown(shown, self.manifest, after_due=self.past_due(res.submission)))
+        return shown
+
+
 def grade_entry(lab: labs.Lab, entry_id: str, staged: staging.Staged, out: Path, *,
-                sandbox: bool, pool: GraderPool | None, after_due: bool = False) -> SubmissionResult:
+                sandbox: bool, pool: GraderPool | None, shown: Shown) -> SubmissionResult:
     try:  # seed_salt: the hidden tests' inputs follow the files (same files, same inputs)
         res = runner.grade_staged(lab, staged.directory, entry_id, sandbox=sandbox,
                                   problems=staged.problems, notes=staged.notes, sha256=staged.sha256, pool=pool,
@@ -82,8 +110,8 @@ def grade_entry(lab: labs.Lab, entry_id: str, staged: staging.Staged, out: Path,
         res = SubmissionResult(submission=entry_id, lab=lab.name, lang=i18n.current(), errors=[
             *staged.problems, _("the grader failed on this submission: {error}").format(
                 error=staging.describe(exc))])
-    gradebook.write_submission(out, res, lab.manifest, feedback.markdown(res, lab.manifest, after_due=after_due))
-    return res
+    gradebook.write_raw(out, res)
+    return shown.publish(out, res)
 
 
 def read_roster(submissions: Path, console: Console) -> dict[str, roster.Submitters]:
@@ -98,12 +126,14 @@ def read_roster(submissions: Path, console: Console) -> dict[str, roster.Submitt
 def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path, out: Path, *,
                  jobs: int, sandbox: bool = True, force: bool = False, after_due: bool = False,
                  only: frozenset[str] | None = None, deadline: gradebook.Deadline | None = None,
-                 console: Console | None = None) -> Batch:
+                 marks: manual.Marks | None = None, console: Console | None = None) -> Batch:
     """Grade ``entries`` (from ``staging.discover(submissions)``) into ``out``.
 
     ``only``: grade just these ids (unchanged ones too, with ``force``); every
     other submission keeps the result it has in ``out``, as it is.
-    ``deadline``: the gradebook's late columns and scores after the penalty."""
+    ``deadline``: the gradebook's late columns and scores after the penalty.
+    ``marks``: the marks of the questions marked by hand (kept in ``out`` for
+    the next run); ``None``: the ones kept by an earlier run, if any."""
     console = console or Console(stderr=True, quiet=True)
     m = lab.manifest
     out.mkdir(parents=True, exist_ok=True)
@@ -112,20 +142,33 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
     book = gradebook.Gradebook(out / "gradebook.csv", m, people, deadline)
     batch = Batch(warnings=intake_warnings(entries), people=people,
                   canvas_users={e.id: e.canvas_user for e in entries if e.canvas_user})
+    if marks is None:
+        try:
+            marks = manual.kept(out, m)
+        except ValueError as exc:  # a lab.toml changed since: said, and nothing marked
+            batch.warnings.append(f"the manual marks kept from an earlier run are not used: {exc}")
+            marks = {}
+    else:
+        manual.keep(out, marks)
+    batch.warnings += manual.unknown(marks, {e.id for e in entries})
+    shown = Shown(m, marks, after_due, deadline, people)
     kept = {e.id: previous[e.id] for e in entries if only is not None and e.id not in only and e.id in previous}
     entries = [e for e in entries if only is None or e.id in only]
     with tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-batch-") as tmp:
         # Stage every entry first: hashing tells what is unchanged, so a resumed
         # batch neither starts a zygote nor a grader for work already done.
         stub_bytes = {name: text.encode() for name, text in stubs.texts(lab).items()}  # an untouched stub loses a choice
-        staged = {e.id: staging.stage(e, m.student_files, Path(tmp) / e.id, stubs=stub_bytes) for e in entries}
+        staged = {e.id: staging.stage(e, m.student_files, Path(tmp) / e.id, stubs=stub_bytes,
+                                      optional=m.notebooks if m.manual else ()) for e in entries}
+        if m.manual:  # the written answers, for the TA (the notebook is not the tests' business)
+            manual.extract(out, m, lab.assignment_dir, {i: st.extra for i, st in staged.items()})
         if not force:
             batch.results = {e.id: r for e in entries if (r := unchanged(e.id, staged[e.id], out, previous))}
         todo = [e.id for e in entries if e.id not in batch.results]
         batch.graded, batch.unchanged = len(todo), len(entries) - len(todo) + len(kept)
         batch.results.update(kept)
-        for i, r in batch.results.items():  # unchanged, not regraded: their feedback follows --after-due too
-            atomic_write(out / "feedback" / f"{i}.md", feedback.markdown(r, m, after_due=after_due))
+        # not regraded: shown again all the same (marks may be new, the due date may have passed)
+        batch.results = {i: shown.publish(out, r) for i, r in batch.results.items()}
         book.add(*batch.results.values())  # before any grading: a crash from here on keeps these rows
         stack = contextlib.ExitStack()
         pool = None
@@ -145,7 +188,7 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
             if stop.is_set():
                 raise Stopped(i)
             try:
-                return grade_entry(lab, i, staged[i], out, sandbox=sandbox, pool=pool, after_due=after_due)
+                return grade_entry(lab, i, staged[i], out, sandbox=sandbox, pool=pool, shown=shown)
             except BaseException:
                 stop.set()
                 raise
@@ -173,6 +216,8 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
                 for fut in futures:
                     fut.cancel()
                 raise
+    if m.manual:
+        manual.write_marking(out, m, sorted(batch.results), marks)
     summary.write(out, list(batch.results.values()), m, batch.warnings)
     return batch
 
@@ -222,6 +267,11 @@ def report(batch: Batch, manifest, out: Path, console: Console) -> None:
         console.print(f"the grader failed on {len(pending)} submission(s), not their code: their scores are pending "
                       f"({', '.join(pending[:10])}{' ...' if len(pending) > 10 else ''}); the reason is in "
                       f"raw/<id>.json (grader_error). Fix it and rerun: they are regraded.", style="red", markup=False)
+    to_mark = sum(q.pending for r in batch.results.values() for q in r.questions(manifest))
+    if to_mark:
+        console.print(f"{to_mark} answer(s) of questions marked by hand wait for their marks: read "
+                      f"{out / manual.FOLDER}/<question>.md, fill a copy of {manual.TEMPLATE} and rerun with "
+                      f"--manual FILE", markup=False)
     for r in sorted(batch.results.values(), key=lambda r: r.submission):
         note = f"  ({(r.errors[0].splitlines() or [''])[0]})" if r.errors else ""
         console.print(f"  {r.submission:<24} {r.score:>6g} / {manifest.max_score:g}{note}", markup=False)  # names: text

@@ -54,6 +54,8 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
     come after the due date show only their points, unless ``after_due``."""
     lines = [f"# {_(manifest.title)}", "",
              "**" + _("Score: {score:g} / {max_score:g}").format(score=res.score, max_score=manifest.max_score) + "**", ""]
+    if res.pending_points(manifest):
+        lines += [_(results.NOT_MARKED).format(points=res.pending_points(manifest)), ""]
     if res.grader_error:
         lines += ["> **" + _(results.PENDING) + "**", ""]
     for e in res.errors:
@@ -64,6 +66,9 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
     if res.errors or res.notes:
         lines.append("")
     for q in res.questions(manifest):
+        if q.manual:
+            lines += _manual(q, [t for t in res.tests if t.question == q.id])
+            continue
         mark = "✅" if q.full else "❌"
         lines += [f"## {mark} {_(q.title)}: {q.points:g} / {q.max_points:g}", ""]
         failed = [t for t in res.tests if t.question == q.id and t.status != results.PASSED
@@ -89,3 +94,15 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
             lines.append("- " + _("no test result (the grader could not run this question's tests)"))
         lines.append("")
     return "\n".join(lines)
+
+
+def _manual(q: results.QuestionScore, marks: list[results.TestResult]) -> list[str]:
+    """A question marked by hand: its mark and the marker's comment, or that it waits for one."""
+    if q.pending:
+        return [f"## ⏳ {_(q.title)}: " + _("marked by hand, not marked yet") + f" / {q.max_points:g}", ""]
+    lines = [f"## {'✅' if q.full else '❌'} {_(q.title)}: {q.points:g} / {q.max_points:g}", ""]
+    for t in marks:
+        if t.feedback.strip():  # the marker's words, which may hold anything: one fenced block
+            lines += ["- " + _("marked by hand:"), "", *fenced(t.feedback.splitlines(), indent="  ")]
+    lines.append("")
+    return lines

@@ -57,10 +57,13 @@ class Deadline:
     times: dict[str, datetime] = field(default_factory=dict)  # submission id -> when it was submitted
     extensions: dict[str, datetime] = field(default_factory=dict)  # late.read_extensions
 
+    def due_for(self, submission: str, who: roster.Submitters = NOBODY) -> datetime:
+        """The due date that applies to one submission (an extension, else the batch's)."""
+        return late.effective_due(self.due, self.extensions, submission, who.emails, who.sids)
+
     def of(self, submission: str, who: roster.Submitters = NOBODY) -> tuple[datetime | None, late.Lateness]:
-        due = late.effective_due(self.due, self.extensions, submission, who.emails, who.sids)
         at = self.times.get(submission)
-        return at, late.lateness(at, due, self.policy, submission=submission)
+        return at, late.lateness(at, self.due_for(submission, who), self.policy, submission=submission)
 
 
 def header(manifest: Manifest, people: dict[str, roster.Submitters] | None = None,
@@ -79,7 +82,7 @@ def _problems(res: results.SubmissionResult, extra: str = "") -> str:
 def row(res: results.SubmissionResult, manifest: Manifest,
         people: dict[str, roster.Submitters] | None = None, deadline: Deadline | None = None) -> str:
     """One submission's line.  Numbers are ours (never text); the rest is escaped."""
-    qs = {q.id: q.points for q in res.questions(manifest)}
+    qs = {q.id: "" if q.pending else f"{q.points:g}" for q in res.questions(manifest)}  # a pending mark: empty
     who = (people or {}).get(res.submission, NOBODY)
     score, late_cells, late_problem = f"{res.score:g}", [], ""
     if deadline:
@@ -88,7 +91,7 @@ def row(res: results.SubmissionResult, manifest: Manifest,
         late_cells = [at.isoformat() if at else "", "" if lateness.late_days is None else str(lateness.late_days),
                       f"{lateness.penalty_percent:g}", f"{res.score:g}"]
     return _line([text_cell(res.submission), score, f"{manifest.max_score:g}"]
-                 + [f"{qs[q.id]:g}" for q in manifest.questions] + [_problems(res, late_problem)] + late_cells
+                 + [qs[q.id] for q in manifest.questions] + [_problems(res, late_problem)] + late_cells
                  + ([text_cell(c) for c in who.columns()] if people else []))
 
 
@@ -127,11 +130,15 @@ class Gradebook:
         return len(self._rows)
 
 
-def write_submission(out: Path, res: results.SubmissionResult, manifest: Manifest, feedback_md: str) -> None:
-    """results/<id>.json (Gradescope schema), raw/<id>.json and feedback/<id>.md."""
+def write_raw(out: Path, res: results.SubmissionResult) -> None:
+    """raw/<id>.json: what the tests gave (for instructors; a rerun reads it back)."""
+    atomic_write(out / "raw" / f"{res.submission}.json", res.to_json())
+
+
+def write_shown(out: Path, res: results.SubmissionResult, manifest: Manifest, feedback_md: str) -> None:
+    """What the student reads: results/<id>.json (Gradescope schema) and feedback/<id>.md."""
     atomic_write(out / "results" / f"{res.submission}.json",
                  results.gradescope_text(results.gradescope_json(res, manifest)))
-    atomic_write(out / "raw" / f"{res.submission}.json", res.to_json())
     atomic_write(out / "feedback" / f"{res.submission}.md", feedback_md)
 
 

@@ -38,6 +38,8 @@ def markdown(rows: list[SubmissionResult], manifest: Manifest, warnings: list[st
              f"- full marks: {sum(s >= manifest.max_score for s in scores)}",
              f"- with grading problems: {sum(bool(r.errors) for r in rows)}",
              f"- grader failures (scores pending, regraded on the next run): {sum(bool(r.grader_error) for r in rows)}",
+             *([f"- questions marked by hand still to mark: {sum(q.pending for r in rows for q in r.questions(manifest))}"
+                f" (see manual/)"] if manifest.manual else []),
              ""]
     if warnings:
         lines += ["## Warnings", "", *(f"- {inline(w)}" for w in warnings), ""]

@@ -38,7 +38,7 @@ class Candidate:
 def all_candidates(lab: Lab) -> list[Candidate]:
     """Reference, stub and negative variants: the demo submissions."""
     m = lab.manifest
-    everything = frozenset(q.id for q in m.questions)
+    everything = frozenset(q.id for q in m.tested)
     out = [Candidate(REFERENCE, frozenset()), Candidate(STUB, everything)]
     out += [Candidate(v.id, m.lost_by(v), v) for v in m.variants]
     return out

@@ -34,6 +34,9 @@ def render(console: Console, lab: labs.Lab, tests: list[TestResult], hidden: int
     for col in (_("question"), _("public tests"), _("points")):
         table.add_column(col)
     for q in lab.manifest.questions:
+        if q.manual:  # a written answer in the notebook: no test, a marker's points
+            table.add_row(_(q.title), "[dim]" + _("marked by hand"), f"- / {q.points:g}")
+            continue
         ts = [t for t in tests if t.question == q.id]
         ok = sum(t.status == PASSED for t in ts)
         pts = sum(t.points for t in ts)

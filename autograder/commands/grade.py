@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from autograder.batch import bulk
+from autograder.batch import bulk, manual
 from autograder.commands import jobs_option, lang_option, open_batch, sandbox_option, usage_error
 from autograder.grading import runner  # noqa: F401  (tests patch grade.runner.grade_staged)
 
@@ -23,8 +23,11 @@ from autograder.grading import runner  # noqa: F401  (tests patch grade.runner.g
 @jobs_option
 @click.option("--force", is_flag=True, help="regrade submissions that did not change")
 @sandbox_option("UNSAFE: run student code inside the grader (warns, and results say so)")
-@click.option("--after-due", is_flag=True, help="the due date has passed: feedback shows the hidden-test details of "
-              'questions with details = "after_due_date" in lab.toml')
+@click.option("--after-due", is_flag=True, help="show every student the hidden-test details of questions with "
+              'details = "after_due_date" in lab.toml (with --due they show once a student\'s due date has passed)')
+@click.option("--manual", "manual_marks", type=click.Path(dir_okay=False),
+              help="CSV submission,question,points[,comment]: the marks of the questions marked by hand "
+                   "(kept in OUT/manual/ for later runs; start from OUT/manual/marks-template.csv)")
 @click.option("--only", help="regrade just these submission ids (comma-separated); the rest keep their results")
 @click.option("--due", help="due date, ISO 8601 (2026-12-20T23:59, or with an offset): adds the late columns")
 @click.option("--tz", default="UTC", show_default=True, help="IANA time zone of --due and of times without an offset")
@@ -45,7 +48,7 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
          sandbox: bool = True, force: bool = False, quiet: bool = False, after_due: bool = False,
          only: str | None = None, due: str | None = None, tz: str = "UTC", late_penalty: float = 0.0,
          late_cap: float = 100.0, grace: float = 0.0, extensions: str | None = None, times: str | None = None,
-         export_to: str | None = None) -> int:
+         export_to: str | None = None, manual_marks: str | None = None) -> int:
     console = Console(stderr=True, quiet=quiet)
     opened = open_batch("grade", lab, submissions_dir)
     if isinstance(opened, int):
@@ -66,6 +69,14 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
             console.print(f"warning: {p}", style="yellow", markup=False)
     elif extensions or times or late_penalty:
         return usage_error("grade", "--late-penalty, --extensions and --times need --due")
+    marks = None
+    if manual_marks:
+        if not the_lab.manifest.manual:
+            return usage_error("grade", f"--manual: {the_lab.short} has no question marked by hand (manual = true)")
+        try:
+            marks = manual.read_marks(Path(manual_marks), the_lab.manifest)
+        except ValueError as exc:
+            return usage_error("grade", str(exc))
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     if not sandbox:
@@ -73,7 +84,7 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
                       "grades are not protected against hostile submissions.")
     batch = bulk.grade_folder(the_lab, entries, Path(submissions_dir), out_dir, jobs=jobs or os.cpu_count() or 1,
                               sandbox=sandbox, force=force, after_due=after_due, only=chosen, deadline=deadline,
-                              console=console)
+                              marks=marks, console=console)
     bulk.report(batch, the_lab.manifest, out_dir, console)
     failed = any(r.grader_error for r in batch.results.values())
     if export_to:

@@ -1,14 +1,18 @@
 """``autograder submit LAB``: a student builds the zip to upload.
 
 The zip holds exactly the lab's declared ``student_files`` (flat, so
-``autograder grade`` and Gradescope find them by name) and ``MANIFEST.json``
-with each file's sha256 and size: a student and an instructor can then agree
-on what was handed in.  The public tests run first; failing ones only warn,
-since a partial submission still earns the points it has.
+``autograder grade`` and Gradescope find them by name), the lab's notebook
+where the student's folder has it (its written answers, for the questions
+marked by hand; outputs cleared, so plots do not swell the upload) and
+``MANIFEST.json`` with each file's sha256 and size: a student and an
+instructor can then agree on what was handed in.  The public tests run
+first; failing ones only warn, since a partial submission still earns the
+points it has.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -45,6 +49,11 @@ def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
             lab=the_lab.short, files=", ".join(wanted)))
         return 2
     files = {f: (code_dir / f).read_bytes() for f in wanted}  # read before the tests run
+    notebooks = {n: cleared(code_dir / n) for n in the_lab.manifest.notebooks if (code_dir / n).is_file()}
+    if the_lab.manifest.manual and not notebooks:
+        console.print("[bold yellow]" + _("WARNING: no notebook ({names}) in {folder}: your written answers "
+                                          "are not in the zip.").format(
+            names=", ".join(the_lab.manifest.notebooks), folder=code_dir))
 
     tests, hidden = public_tests_here(the_lab, code_dir)
     passed = sum(t.status == PASSED for t in tests)
@@ -53,11 +62,26 @@ def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
     else:
         console.print("[bold yellow]" + _("WARNING: {failed} of {total} public tests fail;").format(
             failed=len(tests) - passed, total=len(tests)) + "[/] " + _(
-            "submitting anyway. Run `autograder check {lab}` for details.").format(lab=the_lab.short))
+            "the zip is written all the same. Run `autograder check {lab}` for details.").format(lab=the_lab.short))
 
     dest = Path(out) if out else Path.cwd() / f"{the_lab.name}-submission.zip"
+    files.update(notebooks)
     write_zip(dest, {**files, MANIFEST: manifest_json(the_lab, files, passed, len(tests))})
     console.print(_("wrote {zip} ({files} + {manifest}).").format(zip=dest, files=", ".join(sorted(files)),
                                                                  manifest=MANIFEST)
                   + " " + _("Upload this file; {hidden} run at grading.").format(hidden=hidden_tests(hidden)))
     return 0
+
+
+def cleared(path: Path) -> bytes:
+    """A notebook with its outputs cleared (the answers are in the cells' sources); as it
+    is, when it is not a notebook's JSON: what was handed in is the student's to decide."""
+    data = path.read_bytes()
+    try:
+        nb = json.loads(data)
+        for cell in nb["cells"]:
+            if cell.get("cell_type") == "code":
+                cell["outputs"], cell["execution_count"] = [], None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return data
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()

@@ -43,12 +43,12 @@ def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = Tru
     failures, details = 0, []
     for (l, c), res in zip(work, graded):
         qs = res.questions(l.manifest)
-        lost = sorted(q.id for q in qs if not q.full)
+        lost = sorted(q.id for q in qs if not q.full and not q.manual)  # a manual one waits for its marker
         problems = judge(l, c, res)
         failures += bool(problems)
         if problems:
             details += [f"{l.short} {c.id}: {line}" for line in explain(l, c, res)]
-        table.add_row(l.short, c.id, f"{res.score:g}/{l.manifest.max_score:g}", ", ".join(lost) or "-",
+        table.add_row(l.short, c.id, f"{res.score:g}/{sum(q.points for q in l.manifest.tested):g}", ", ".join(lost) or "-",
                       ", ".join(sorted(c.expect_lost)) or "-",
                       "[green]ok" if not problems else "[red]" + "; ".join(problems))
     console.print(table)

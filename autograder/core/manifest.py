@@ -35,6 +35,10 @@ class Question:
     points: float
     section: str = ""  # chapter section that explains it, for hints
     details: str = "always"  # one of DETAILS
+    # marked by hand (a written answer in the notebook): no test scores it; its points come from
+    # ``grade --manual`` (autograder.batch.manual), and until then they are pending, never a 0
+    manual: bool = False
+    rubric: str = ""  # for the marker of a manual question (printed above the answers to mark)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,20 @@ class Manifest:
     def max_score(self) -> float:
         return sum(q.points for q in self.questions)
 
+    @property
+    def tested(self) -> tuple[Question, ...]:
+        """The questions the tests score (every one but those marked by hand)."""
+        return tuple(q for q in self.questions if not q.manual)
+
+    @property
+    def manual(self) -> tuple[Question, ...]:
+        return tuple(q for q in self.questions if q.manual)
+
+    @property
+    def notebooks(self) -> tuple[str, ...]:
+        """The lab's notebooks, in each language: a hand-in may hold one (its written answers)."""
+        return (f"{self.name}.ipynb", f"{self.name}.vi.ipynb")
+
     def question(self, qid: str) -> Question:
         for q in self.questions:
             if q.id == qid:
@@ -100,7 +118,7 @@ class Manifest:
 
     def lost_by(self, variant: Variant) -> frozenset[str]:
         if variant.loses == (ALL,):
-            return frozenset(q.id for q in self.questions)
+            return frozenset(q.id for q in self.tested)
         return frozenset(variant.loses)
 
 
@@ -126,6 +144,7 @@ def _table_list(v) -> bool:
 
 
 STR = _Type("a string", lambda v: isinstance(v, str))
+BOOL = _Type("true or false", lambda v: isinstance(v, bool))
 NUMBER = _Type("a number", _number)
 INT = _Type("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
 STR_LIST = _Type("a list of strings", _str_list)
@@ -135,7 +154,8 @@ TABLE_LIST = _Type("an array of tables", _table_list)
 TOP = {"title": STR, "student_files": STR_LIST, "support_files": STR_LIST, "visibility": STR,
        "limits": TABLE, "questions": TABLE_LIST, "variants": TABLE_LIST}
 LIMITS = {f.name: (INT if f.type == "int" else NUMBER) for f in fields(Limits)}
-QUESTION = {"id": STR, "title": STR, "points": NUMBER, "section": STR, "details": STR}
+QUESTION = {"id": STR, "title": STR, "points": NUMBER, "section": STR, "details": STR, "manual": BOOL,
+            "rubric": STR}
 VARIANT = {"id": STR, "description": STR, "file": STR, "patch": STR, "edits": TABLE_LIST, "loses": STR_LIST,
            "base": STR}
 EDIT = {"replace": STR, "by": STR}
@@ -216,6 +236,8 @@ def parse(data: dict, name: str) -> Manifest:
             points=float(_require(q, "points", f"{where} [[questions]]")),
             section=q.get("section", ""),
             details=_details(q, where),
+            manual=q.get("manual", False),
+            rubric=q.get("rubric", ""),
         )
         for q in question_tables
     )
@@ -245,6 +267,9 @@ def parse(data: dict, name: str) -> Manifest:
         unknown = set(v.loses) - set(ids) - {ALL}
         if unknown:
             raise ManifestError(f"{where}: variant {v.id} loses unknown questions {sorted(unknown)}")
+        by_hand = sorted(set(v.loses) & {q.id for q in questions if q.manual})
+        if by_hand:  # no test scores them, so no variant can be seen to lose them
+            raise ManifestError(f"{where}: variant {v.id} loses {by_hand}, marked by hand (manual = true)")
         if v.file not in student_files:
             raise ManifestError(f"{where}: variant {v.id} patches {v.file}, not a student file")
         if v.base not in ("reference", "stub"):

@@ -27,6 +27,8 @@ PASSED, FAILED = "passed", "failed"
 PENDING = N_("The grader failed on this submission, not because of your code: the score below is pending "
              "until your instructor regrades it.")
 AFTER_DUE_DATE = "after_due_date"  # a question's ``details`` in lab.toml, and Gradescope's visibility
+MANUAL = "manual"  # a TestResult's kind when it is a mark given by hand (autograder.batch.manual), not a test
+NOT_MARKED = N_("{points:g} points are marked by hand and not marked yet: they are pending, not lost.")
 
 
 @dataclass
@@ -60,8 +62,14 @@ class QuestionScore:
     title: str
     points: float
     max_points: float
-    total: int  # its tests with a result; 0: the grader could not run them
+    total: int  # its tests with a result (a mark, for a manual question); 0: the grader could not run them
     section: str = ""
+    manual: bool = False  # marked by hand; ``total == 0``: not marked yet
+
+    @property
+    def pending(self) -> bool:
+        """Marked by hand and not marked yet: neither full marks nor lost."""
+        return self.manual and not self.total
 
     @property
     def full(self) -> bool:
@@ -92,9 +100,13 @@ class SubmissionResult:
             out.append(QuestionScore(
                 id=q.id, title=q.title, section=q.section,
                 points=round(sum(t.points for t in ts), 6), max_points=q.points,
-                total=len(ts),
+                total=len(ts), manual=q.manual,
             ))
         return out
+
+    def pending_points(self, manifest) -> float:
+        """The points of the questions marked by hand that have no mark yet."""
+        return sum(q.max_points for q in self.questions(manifest) if q.pending)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -167,6 +179,8 @@ def gradescope_json(result: SubmissionResult, manifest) -> dict:
             "tags": [t.question],
         })
     lines = [f"{_(manifest.title)}: {result.score:g} / {manifest.max_score:g}"]
+    if result.pending_points(manifest):  # on Gradescope, its own manual grading adds them
+        lines.append(_(NOT_MARKED).format(points=result.pending_points(manifest)))
     if result.grader_error:
         lines.insert(0, _(PENDING))
     lines += [_("Problem: {problem}").format(problem=e) for e in result.errors]

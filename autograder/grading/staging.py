@@ -68,6 +68,9 @@ class Staged:
     problems: list[str] = field(default_factory=list)
     sha256: str = ""
     notes: list[str] = field(default_factory=list)  # which file was graded where there was a choice
+    # ``optional`` files found (a notebook with written answers): read, never given to the grader
+    # nor hashed (the tests' score does not depend on them)
+    extra: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -305,14 +308,15 @@ def choose(candidates: list[Candidate], data: dict[str, bytes], stub: bytes | No
 
 
 def stage(source: Path | Entry, files: tuple[str, ...], dest: Path, *,
-          stubs: dict[str, bytes] | None = None) -> Staged:
+          stubs: dict[str, bytes] | None = None, optional: tuple[str, ...] = ()) -> Staged:
     """Copy the declared ``files`` of one submission into ``dest`` (flat).
 
     ``source`` is an entry of :func:`discover` or the path of a folder or zip.
     ``stubs`` (file name -> the stub's bytes) lets :func:`choose` pass over an
-    untouched stub when the student left one beside their work.  Never raises
-    for a bad submission: whatever went wrong is in ``problems`` and the files
-    it kept from being staged are missing."""
+    untouched stub when the student left one beside their work.  ``optional``
+    files are chosen by the same rule into ``extra`` (a missing one is no
+    problem).  Never raises for a bad submission: whatever went wrong is in
+    ``problems`` and the files it kept from being staged are missing."""
     entry = source if isinstance(source, Entry) else None
     path = entry.path if entry else Path(source)
     st = Staged(dest)
@@ -328,6 +332,7 @@ def stage(source: Path | Entry, files: tuple[str, ...], dest: Path, *,
             else:
                 raise Unreadable(_("{name} is neither a folder nor a zip file").format(name=printable(path.name)))
             _take(tree, found, files, st, stubs or {})
+            _take(tree, found, optional, st, stubs or {}, required=False)
     except Unreadable as exc:
         st.problems.append(str(exc))
     except Exception as exc:  # noqa: BLE001  (anything at all: this entry's problem, not the batch's)
@@ -392,12 +397,19 @@ def _zip_candidates(z: zipfile.ZipFile, prefix: str) -> tuple[Tree, list[Candida
     return tree, found
 
 
-def _take(tree: Tree, found: list[Candidate], files, st: Staged, stubs: dict[str, bytes]) -> None:
-    """Stage each declared file from the candidates ``found`` (see :func:`choose`)."""
-    first = len(st.problems)
+def _take(tree: Tree, found: list[Candidate], files, st: Staged, stubs: dict[str, bytes],
+          required: bool = True) -> None:
+    """Stage each declared file from the candidates ``found`` (see :func:`choose`).
+
+    ``required=False``: the files are optional (into ``st.extra``); what goes
+    wrong with one is a note, since the tests never read it."""
+    problems = st.problems if required else st.notes
+    first = len(problems)
     for f in files:
         matches = sorted((c for c in found if c.name == f
                           and not IGNORED_PARTS.intersection(_parts(c.where))), key=lambda c: c.where)
+        if not matches and not required:
+            continue
         if not matches:
             if any(PurePosixPath(o).name == f for o in tree.other):
                 st.problems.append(_("file {file} is not a regular file (a link, pipe or device), so it was not read")
@@ -418,21 +430,24 @@ def _take(tree: Tree, found: list[Candidate], files, st: Staged, stubs: dict[str
                 file=f, graded=printable(best.where), ignored=", ".join(printable(c.where) for c in matches
                                                                       if c is not best)))
         if best.size > MAX_FILE_BYTES:
-            st.problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
+            problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
             continue
         try:
             if best.where in failures:
                 raise failures[best.where]
             content = data[best.where] if best.where in data else best.read()
         except Exception as exc:  # noqa: BLE001  (a damaged member, an unreadable file: that file is missing)
-            st.problems.append(_("could not read {file} from {name}: {error}")
-                               .format(file=printable(best.where), name=printable(f), error=describe(exc)))
+            problems.append(_("could not read {file} from {name}: {error}")
+                            .format(file=printable(best.where), name=printable(f), error=describe(exc)))
             continue
         if len(content) > MAX_FILE_BYTES:
-            st.problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
+            problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
             continue
-        (st.directory / f).write_bytes(content)
-    if len(st.problems) > first:  # something is missing: say first what kept it from being found
+        if required:
+            (st.directory / f).write_bytes(content)
+        else:
+            st.extra[f] = content
+    if required and len(st.problems) > first:  # something is missing: say first what kept it from being found
         st.problems[first:first] = tree.all_problems()
 
 

@@ -229,6 +229,9 @@ def pytest_collection_modifyitems(config, items):
         if qid not in {q.id for q in m.questions}:
             problems.append(f"{item.nodeid}: unknown question {qid!r} (not in {lab.name}/lab.toml)")
             continue
+        if m.question(qid).manual:
+            problems.append(f"{item.nodeid}: question {qid!r} is marked by hand (manual = true): no test scores it")
+            continue
         public = lab.public_tests_dir.resolve() in Path(item.path).resolve().parents
         visibility = "visible" if public else (visibility or m.visibility)
         item.stash[ITEM] = ItemInfo(lab, qid, points, visibility, public)

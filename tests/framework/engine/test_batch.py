@@ -183,7 +183,8 @@ def test_one_serialisation_of_a_result(toy_lab, tmp_path):
     for torn in ("", "{", "[]", '{"lab": "labx"}'):
         with pytest.raises((ValueError, KeyError)):
             results.SubmissionResult.from_json(torn)
-    gradebook.write_submission(tmp_path, res, toy_lab.manifest, "feedback")
+    gradebook.write_raw(tmp_path, res)
+    gradebook.write_shown(tmp_path, res, toy_lab.manifest, "feedback")
     assert (tmp_path / "raw" / "x.json").read_text() == res.to_json()
     assert (tmp_path / "results" / "x.json").read_text() == \
         json.dumps(results.gradescope_json(res, toy_lab.manifest), indent=1)

@@ -350,3 +350,24 @@ def test_grade_keeps_hidden_inputs_and_output_from_students(toy_root, tmp_path):
     assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--after-due"]) == 0
     md = (out / "feedback" / "leaky.md").read_text()
     assert "off by a factor of 0.20" in md and "come after the due date" not in md and "SECRET" not in md
+    # with --due instead: the details wait until that date, and show once it has passed
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--due", "2099-01-01T00:00"]) == 0
+    assert "come after the due date" in (out / "feedback" / "leaky.md").read_text()
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--due", "2001-01-01T00:00"]) == 0
+    assert "off by a factor of 0.20" in (out / "feedback" / "leaky.md").read_text()
+
+
+def test_details_follow_each_students_own_due_date():
+    from datetime import datetime, timezone
+
+    from autograder.batch import bulk, gradebook, late, roster
+
+    due = datetime(2026, 12, 20, 23, 59, tzinfo=timezone.utc)
+    later = datetime(2026, 12, 27, 23, 59, tzinfo=timezone.utc)
+    deadline = gradebook.Deadline(due, late.LatePolicy(10, 100, 0), extensions={"an@uni.edu": later})
+    people = {"an": roster.Submitters(("An",), ("an@uni.edu",), ("1",))}
+    now = datetime(2026, 12, 22, tzinfo=timezone.utc)
+    shown = bulk.Shown(_toy_manifest("after_due_date"), deadline=deadline, people=people, now=now)
+    assert shown.past_due("binh") and not shown.past_due("an")  # an's extension runs to the 27th
+    assert bulk.Shown(_toy_manifest("after_due_date"), after_due=True, deadline=deadline, now=now).past_due("an")
+    assert not bulk.Shown(_toy_manifest("after_due_date"), now=now).past_due("binh")  # no due date: only --after-due

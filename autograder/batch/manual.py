@@ -1,0 +1,248 @@
+"""Questions marked by hand: the marks a TA gives, and the answers to mark.
+
+A question with ``manual = true`` in lab.toml is a written answer in the
+lab's notebook; no test scores it.  ``grade`` takes the notebook a
+submission holds (``Manifest.notebooks``: either language), copies the
+cells tagged ``answer:<question id>`` into ``manual/<question id>.md``,
+one section per submission, for a TA to read question by question, and
+writes ``manual/marks-template.csv``: one row per submission and manual
+question, its marks so far filled in.  Each submission's answers are kept
+in ``manual/answers/<id>.json`` (so that ``--only`` leaves the others').
+
+The marks file (``grade --manual FILE``) is a CSV in UTF-8 (a BOM, as
+Excel writes it, is fine; ``;`` as the separator too) with the header
+``submission,question,points`` and an optional ``comment``:
+
+- ``submission`` is the id of the gradebook's first column;
+- ``points`` is a number from 0 to the question's points (``1,5`` is 1.5),
+  or empty: not marked yet (pending, never a 0);
+- ``comment`` goes to the student's feedback, as written.
+
+One row per submission and question.  A row for a question that is not
+manual, or a mark out of range, stops the run (one line, naming the file
+and line); a row for a submission the batch does not hold is a warning.
+The marks read are kept as ``manual/marks.csv``, so a later run without
+``--manual`` (a regrade with ``--only``) keeps them.
+
+A mark becomes a result like a test's (kind ``results.MANUAL``), so the
+score, the gradebook, the feedback and the exports need nothing of their
+own; raw/<id>.json keeps only what the tests gave, and the marks are
+applied again on every run.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.batch.feedback import code, fenced, inline
+from autograder.batch.gradebook import BOM, FORMULA_START, text_cell
+from autograder.core import results
+from autograder.core.files import atomic_write
+from autograder.core.i18n import _
+from autograder.core.manifest import Manifest
+
+FOLDER = "manual"
+KEPT = "marks.csv"  # the marks of the last --manual, in out/manual/
+TEMPLATE = "marks-template.csv"
+ANSWERS = "answers"  # out/manual/answers/<id>.json: each submission's answers, as extracted
+COLUMNS = ("submission", "question", "points", "comment")
+ANSWER_TAG = "answer:"  # a notebook cell tagged "answer:<question id>" holds that question's answer
+
+
+@dataclass(frozen=True)
+class Mark:
+    points: float
+    comment: str = ""
+
+
+Marks = dict[tuple[str, str], Mark]  # (submission, question id) -> its mark
+
+
+def read_marks(path: Path, manifest: Manifest) -> Marks:
+    """The marks in ``path`` (see the module docstring).  Raises ValueError naming the
+    file and line for what cannot be a mark; an empty ``points`` cell is no mark."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read the marks: {exc}") from None
+    first = text.split("\n", 1)[0]
+    # a spreadsheet set to a language whose decimal mark is a comma (Vietnamese) saves with ";"
+    reader = csv.DictReader(io.StringIO(text), delimiter=";" if ";" in first and "," not in first else ",")
+    header = [h.strip() for h in reader.fieldnames or ()]
+    missing = [c for c in COLUMNS[:3] if c not in header]
+    if missing:
+        raise ValueError(f"{path}: the header must name {', '.join(COLUMNS[:3])} (and optionally comment); "
+                         f"missing {', '.join(missing)}")
+    by_id = {q.id: q for q in manifest.questions}
+    marks: Marks = {}
+    for n, raw in enumerate(reader, start=2):
+        row = {(k or "").strip(): _text((v or "").strip()) for k, v in raw.items() if isinstance(v, str)}
+        sub, qid, points = row.get("submission", ""), row.get("question", ""), row.get("points", "")
+        where = f"{path}:{n}"
+        if not sub and not qid and not points:
+            continue  # a blank line
+        q = by_id.get(qid)
+        if q is None:
+            raise ValueError(f"{where}: no question {qid!r} in {manifest.name}/lab.toml")
+        if not q.manual:
+            raise ValueError(f"{where}: question {qid!r} is scored by its tests, not by hand (manual = true)")
+        if not sub:
+            raise ValueError(f"{where}: no submission")
+        if (sub, qid) in marks:
+            raise ValueError(f"{where}: a second mark for {sub!r}, question {qid!r}")
+        if not points:
+            continue  # not marked yet
+        try:
+            value = float(points.replace(",", "."))  # "1,5" as a Vietnamese spreadsheet writes it
+        except ValueError:
+            raise ValueError(f"{where}: points {points!r} is not a number") from None
+        if not 0 <= value <= q.points:
+            raise ValueError(f"{where}: points {points!r} is outside 0 to {q.points:g} for question {qid!r}")
+        marks[(sub, qid)] = Mark(value, row.get("comment", ""))
+    return marks
+
+
+def marks_csv(rows: list[tuple[str, str, Mark | None]]) -> str:
+    """A marks file of ``(submission, question, mark or None)`` rows, as :func:`read_marks` reads it."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for sub, qid, mark in rows:
+        # a submission's id is the student's (a folder name): no formula may run in the TA's spreadsheet
+        w.writerow([text_cell(sub), qid, f"{mark.points:g}" if mark else "", text_cell(mark.comment) if mark else ""])
+    return BOM + buf.getvalue()
+
+
+def _text(cell: str) -> str:
+    """The text a :func:`text_cell` holds: its ``'`` before a formula character taken off again."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
+
+
+def apply(res: results.SubmissionResult, manifest: Manifest, marks: Marks) -> results.SubmissionResult:
+    """``res`` with a result for each manual question its marks hold (any earlier marks replaced)."""
+    given = []
+    for q in manifest.manual:
+        mark = marks.get((res.submission, q.id))
+        if mark is None:
+            continue
+        given.append(results.TestResult(
+            nodeid=f"{results.MANUAL}::{q.id}", name=_("marked by hand"), question=q.id, max_points=q.points,
+            points=mark.points, status=results.PASSED if mark.points >= q.points else results.FAILED,
+            visibility="visible", feedback=mark.comment, kind=results.MANUAL))
+    tests = [t for t in res.tests if t.kind != results.MANUAL] + given
+    return dataclasses.replace(res, tests=tests)
+
+
+def answers(notebook: bytes) -> dict[str, list[str]]:
+    """Question id -> the sources of the notebook's cells tagged ``answer:<id>``, in order.
+
+    The notebook is the student's: anything but a notebook's JSON gives ValueError."""
+    try:
+        nb = json.loads(notebook.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(_("it is not a notebook ({error})").format(error=type(exc).__name__)) from None
+    out: dict[str, list[str]] = {}
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    for cell in cells if isinstance(cells, list) else ():
+        if not isinstance(cell, dict):
+            continue
+        tags = (cell.get("metadata") or {}).get("tags") if isinstance(cell.get("metadata"), dict) else None
+        source = cell.get("source", "")
+        text = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
+        for tag in tags if isinstance(tags, list) else ():
+            if isinstance(tag, str) and tag.startswith(ANSWER_TAG):
+                out.setdefault(tag[len(ANSWER_TAG):], []).append(text)
+    return out
+
+
+def blank_answers(lab_dir: Path, manifest: Manifest) -> set[str]:
+    """The answer cells of the lab's own notebooks, as handed out: an answer equal to one is no answer."""
+    out: set[str] = set()
+    for name in manifest.notebooks:
+        path = lab_dir / name
+        if path.is_file():
+            for texts in answers(path.read_bytes()).values():
+                out.update(t.strip() for t in texts)
+    return out
+
+
+def extract(out: Path, manifest: Manifest, lab_dir: Path, notebooks: dict[str, dict[str, bytes]]) -> None:
+    """``manual/answers/<id>.json`` for each submission staged now (``notebooks``: its
+    notebooks, file name -> bytes): per manual question, ``[notebook, text]`` pairs,
+    and what kept a notebook from being read.  Kept per submission, so that a run
+    with ``--only`` leaves the others' answers as they were."""
+    blank = blank_answers(lab_dir, manifest)
+    for sub, files in notebooks.items():
+        found: dict[str, list[list[str]]] = {q.id: [] for q in manifest.manual}
+        unread = []
+        for name, data in sorted(files.items()):
+            try:
+                cells = answers(data)
+            except ValueError as exc:
+                unread.append(f"{name}: {exc}")
+                continue
+            for qid in found:
+                found[qid] += [[name, t] for t in cells.get(qid, ()) if t.strip() and t.strip() not in blank]
+        record = {"notebooks": sorted(files), "answers": found, "unread": unread}
+        atomic_write(out / FOLDER / ANSWERS / f"{sub}.json", json.dumps(record, ensure_ascii=False))
+
+
+def _record(out: Path, sub: str) -> dict:
+    try:
+        record = json.loads((out / FOLDER / ANSWERS / f"{sub}.json").read_text())
+        return record if isinstance(record, dict) else {}
+    except (OSError, ValueError):
+        return {}  # never extracted (graded before the lab had manual questions): no answer
+
+
+def answers_markdown(question, records: dict[str, dict]) -> str:
+    """``manual/<question>.md``: each submission's answer to ``question`` (``records``:
+    submission -> its :func:`extract` record).  The answers are the students' text:
+    fenced, so none can add a heading or HTML of its own."""
+    lines = [f"# {question.title} (`{question.id}`, {question.points:g} points)", "",
+             *([f"Rubric: {question.rubric}", ""] if question.rubric else []),
+             f"Give the marks in `{TEMPLATE}` (a copy), then `autograder grade ... --manual FILE`.", ""]
+    for sub in sorted(records):
+        record = records[sub]
+        lines += [f"## {inline(sub)}", ""]
+        lines += [f"> notebook not read: {inline(u)}" for u in record.get("unread", ())]
+        given = record.get("answers", {}).get(question.id, [])
+        if not record.get("notebooks"):
+            lines.append("_no notebook handed in_")
+        elif not given:
+            lines.append("_no answer: the answer cells are empty or as handed out_")
+        for notebook, text in given:
+            lines += [f"From {code(notebook)}:", "", *fenced(text.splitlines() or [""]), ""]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_marking(out: Path, manifest: Manifest, submissions: list[str], marks: Marks) -> None:
+    """What a TA marks from: ``manual/<question>.md`` per manual question, and
+    ``manual/marks-template.csv`` (every submission and manual question, the marks so far)."""
+    records = {s: _record(out, s) for s in submissions}
+    for q in manifest.manual:
+        atomic_write(out / FOLDER / f"{q.id}.md", answers_markdown(q, records))
+    rows = [(s, q.id, marks.get((s, q.id))) for s in sorted(submissions) for q in manifest.manual]
+    atomic_write(out / FOLDER / TEMPLATE, marks_csv(rows))
+
+
+def unknown(marks: Marks, submissions: set[str]) -> list[str]:
+    """A warning per submission the marks name that the batch does not hold (a typo, a renamed folder)."""
+    return [f"the manual marks name {s!r}, which is not a submission of this batch: its marks are not used"
+            for s in sorted({s for s, _q in marks} - submissions)]
+
+
+def keep(out: Path, marks: Marks) -> None:
+    """``manual/marks.csv``: the marks read now, for the runs that come without ``--manual``."""
+    atomic_write(out / FOLDER / KEPT, marks_csv([(s, q, m) for (s, q), m in sorted(marks.items())]))
+
+
+def kept(out: Path, manifest: Manifest) -> Marks:
+    path = out / FOLDER / KEPT
+    return read_marks(path, manifest) if path.is_file() else {}
