@@ -1,21 +1,38 @@
 # The setup cell of every lab notebook (autograder.build.notebooks): a code cell of a
 # notebook source tagged "setup" holds only its lab's line `LAB, MODULE = "<lab>", "<module>"`,
-# which replaces the line `LAB, MODULE = ...` below when the notebooks are built.  This comment, up to the first blank line, is not part of the cell.
+# which replaces the line `LAB, MODULE = ...` below when the notebooks are built; the build
+# also writes the notebook's language and the bundle's address (course.toml, [bundle] url)
+# in place of `LANG, BUNDLE_URL = ...`, and NO_BUNDLE's message in that language.
+# The cell must run before anything is installed: up to `from autograder.grading import
+# notebook` it is plain standard library, and that module imports nothing else either.
+# This comment, up to the first blank line, is not part of the cell.
 
-# Find this lab's files and start the checker. Works in Jupyter, VS Code and Colab (CPU only).
+# Set-up: finds this lab's files, installs what is missing and starts the checker (Jupyter, VS Code, Colab; CPU).
+# Where the lab bundle is not here (on Colab, say), it is downloaded into iron-law-labs/ next to this notebook.
 import os, sys
 
 LAB, MODULE = ...
+LANG, BUNDLE_URL = ...
+NO_BUNDLE = ...
+BUNDLE = "iron-law-labs"
+os.environ.setdefault("IRONLAW_LANG", LANG)  # messages (grader.check's too) in this notebook's language
 try:
-    import autograder.grading.notebook
-except ImportError:  # the bundle is not installed: use one named by $IRONLAW_ROOT, or one around this notebook
-    sys.path[:0] = [os.path.abspath(p) for p in (os.environ.get("IRONLAW_ROOT"), "../..", "iron-law-labs", "../iron-law-labs")
-                    if p and os.path.isdir(os.path.join(p, "autograder"))]
-try:
-    import otter
-    from autograder.grading.notebook import locate_bundle
-except ImportError as exc:
-    raise ImportError(f"{exc.name} is missing: install the lab bundle first (see its README), e.g. "
-                      "pip install -c iron-law-labs/requirements.lock -e iron-law-labs") from None
-locate_bundle(LAB, MODULE)  # goes to the lab's folder if this notebook was opened elsewhere
-grader = otter.Notebook(tests_dir="otter_tests")
+    from autograder.grading import notebook
+except ImportError:  # not installed: the bundle named by $IRONLAW_ROOT or one around this notebook, else download it
+    roots = [os.path.abspath(p) for p in (os.environ.get("IRONLAW_ROOT"), "../..", BUNDLE, f"../{BUNDLE}")
+             if p and os.path.isdir(os.path.join(p, "autograder"))]
+    if not roots:
+        import io, urllib.request, zipfile
+        url = os.environ.get("IRONLAW_BUNDLE_URL") or BUNDLE_URL
+        print(f"{url} -> {os.path.abspath(BUNDLE)}")
+        try:
+            with urllib.request.urlopen(url, timeout=300) as response:
+                zipfile.ZipFile(io.BytesIO(response.read())).extractall(BUNDLE)
+        except (OSError, ValueError, zipfile.BadZipFile) as exc:  # ValueError: no address at all
+            raise FileNotFoundError(f"{exc}\n{NO_BUNDLE}") from None
+        roots = [os.path.abspath(BUNDLE)]
+    sys.path[:0] = roots
+    from autograder.grading import notebook
+notebook.install_missing()  # pip: what this Python lacks (on Colab otter-grader and a few more, under a minute)
+notebook.locate_bundle(LAB, MODULE)  # goes to the lab's folder if this notebook was opened elsewhere
+grader = notebook.checker()  # otter's grader.check; each cell runs your latest saved .py files

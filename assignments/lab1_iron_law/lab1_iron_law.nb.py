@@ -42,12 +42,12 @@
 #
 # $$T_\text{train} = \frac{O}{R_\text{peak} \cdot \eta}$$
 #
-# trong đó $O$ là số phép toán dấu phẩy động (FLOP), $R_\text{peak}$ là tốc độ đỉnh của phần cứng
+# trong đó $O$ là số phép toán dấu phẩy động (FLOP), $R_\text{peak}$ là thông lượng đỉnh của phần cứng
 # (FLOP/s) và $\eta$ là tỉ lệ của mức đỉnh đó mà bạn thực sự đạt được. Trong bài lab này, bạn sẽ
 #
 # 1. đếm $O$ cho một lớp GPT-2: lần lượt từng phép nhân ma trận (matmul), rồi **mọi phần còn lại**, rồi đến lượt ngược;
 # 2. đối chiếu số đếm của mình với bộ đếm FLOP của chính PyTorch;
-# 3. đo $\eta$ trên CPU này (và trên một thiết bị mô phỏng, như trình chấm), với các phép nhân ma trận có kích thước batch tăng dần;
+# 3. đo $\eta$ trên CPU này (và trên một thiết bị mô phỏng, như bộ chấm), với các phép nhân ma trận có kích thước batch tăng dần;
 # 4. biến định luật thành các công cụ tính: thời gian huấn luyện, MFU, quyết định thuê hay mua cụm và hoá đơn năng lượng.
 #
 # Bạn viết các hàm trong `flops.py` và `costs.py` (ở thư mục này). Mỗi hàm báo lỗi `NotImplementedError` cho đến khi
@@ -70,16 +70,13 @@
 # chạy các **bài kiểm thử công khai** (public tests) của câu hỏi đó trên các tệp của bạn trong thư mục này và cho biết
 # những gì chưa đạt: cùng các bài kiểm thử như `autograder check lab1`, nhưng từng câu hỏi một.
 #
-# Các thông báo do `grader.check` in ra sẽ bằng tiếng Việt khi biến môi trường `IRONLAW_LANG=vi` được đặt: trong Jupyter,
-# sổ tay này (`*.vi.ipynb`) tự chọn tiếng Việt, còn ở nơi khác (ví dụ Colab) hãy chạy `%env IRONLAW_LANG=vi` trước ô thiết lập.
+# Các thông báo do `grader.check` in ra bằng tiếng Việt ở mọi nơi (Jupyter, VS Code, Colab): ô thiết lập của sổ tay
+# này (`*.vi.ipynb`) tự đặt ngôn ngữ của nó.
 
 # %% tags=["setup"]
 LAB, MODULE = "lab1_iron_law", "flops"
 
 # %%
-# %load_ext autoreload
-# %autoreload 2
-
 import os
 
 # Time one CPU core, as the grader does: several threads waiting for each other make timings jump on a
@@ -91,6 +88,7 @@ import torch
 
 import costs
 import flops
+from autograder.grading.notebook_text import num, tr  # what the cells print and plot, in the notebook's language
 
 XL = dict(B=32, S=1024, d=1600, h=25)  # GPT-2 XL: d_model 1600, 25 heads; 32 sequences of 1024 tokens
 SMALL = dict(B=4, S=256, d=768, h=12)  # GPT-2 small
@@ -115,20 +113,20 @@ SMALL = dict(B=4, S=256, d=768, h=12)  # GPT-2 small
 # ma trận điểm attention $S \times S$: mặt nạ nhân quả (causal mask) che đi một nửa, nhưng phần cứng vẫn tính cả ma trận.
 #
 # Hãy viết `matmul_flops` và `layer_matmul_flops`. Với GPT-2 XL, chương sách cho
-# 503.3 / 107.4 / 107.4 / 167.8 / 1342.2 GFLOP, tổng cộng 2228.0.
+# 503,3 / 107,4 / 107,4 / 167,8 / 1342,2 GFLOP, tổng cộng 2228,0.
 
 # %%
-print("(64, 32) @ (32, 16):", flops.matmul_flops(m=64, k=32, n=16), "FLOPs")
+print(tr("(64, 32) @ (32, 16): {count} FLOPs").format(count=num(flops.matmul_flops(m=64, k=32, n=16))))
 
 layer = flops.layer_matmul_flops(**XL)
 for name, count in layer.items():
-    print(f"{name:>9}: {count / 1e9:8.1f} GFLOP")
+    print(f"{name:>9}: {num(count / 1e9, '8.1f')} GFLOP")
 
 parts = [k for k in layer if k != "total"]
 plt.figure(figsize=(6, 3))
 plt.barh(parts, [layer[k] / 1e9 for k in parts])
-plt.xlabel("GFLOP (forward, one layer)")
-plt.title("GPT-2 XL layer, B=32, S=1024")
+plt.xlabel(tr("GFLOP (forward pass, one layer)"))
+plt.title(tr("A GPT-2 XL layer, B=32, S=1024"))
 plt.tight_layout()
 plt.show()
 
@@ -159,8 +157,8 @@ grader.check("forward_flops")
 # %%
 other = flops.elementwise_flops(**XL)
 for name, count in other.items():
-    print(f"{name:>9}: {count / 1e9:7.2f} GFLOP")
-print(f"matmul share, GPT-2 XL: {flops.matmul_fraction(**XL):.4f}")
+    print(f"{name:>9}: {num(count / 1e9, '7.2f')} GFLOP")
+print(tr("matmul share, GPT-2 XL: {share}").format(share=num(flops.matmul_fraction(**XL), 4)))
 
 seq = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 plt.figure(figsize=(6, 3))
@@ -168,8 +166,8 @@ for name, cfg in (("GPT-2 XL", XL), ("GPT-2 small", SMALL)):
     plt.plot(seq, [100 * flops.matmul_fraction(**{**cfg, "S": s}) for s in seq], "o-", label=name)
 plt.axhline(98, color="gray", ls="--", lw=1)
 plt.xscale("log", base=2)
-plt.xlabel("sequence length S")
-plt.ylabel("matmul share of FLOPs (%)")
+plt.xlabel(tr("sequence length S"))
+plt.ylabel(tr("matmul share of the FLOPs (%)"))
 plt.legend()
 plt.tight_layout()
 plt.show()
@@ -193,9 +191,9 @@ grader.check("count_to_the_end")
 #
 # Lượt ngược của $Y = A W$ cần hai tích lớn bằng tích ở lượt xuôi: $dA = dY\,W^T$ cho lớp bên dưới
 # và $dW = A^T dY$ cho trọng số. Vì vậy lượt ngược tốn khoảng $2\times$ lượt xuôi, và một bước huấn luyện tốn
-# $3\times$ lượt xuôi. Với GPT-2 XL (48 lớp), một bước là $48 \times 3 \times 2228$ GFLOP $= 320.8$ TFLOP.
+# $3\times$ lượt xuôi. Với GPT-2 XL (48 lớp), một bước là $48 \times 3 \times 2228$ GFLOP $= 320{,}8$ TFLOP.
 #
-# Công thức tắt phổ biến $6 \cdot P \cdot \text{tokens}$ (`costs.training_flops`) lại cho 294.9 TFLOP. Chênh lệch này
+# Công thức tắt phổ biến $6 \cdot P \cdot \text{tokens}$ (`costs.training_flops`) lại cho 294,9 TFLOP. Chênh lệch này
 # từ đâu mà có? `step_flops` cũng trả về phần do các tích attention gây ra: các tích này nhân hai giá trị kích hoạt với
 # nhau, không có tham số, nên một quy tắc dựa trên $P$ không thấy được chúng.
 
@@ -203,17 +201,17 @@ grader.check("count_to_the_end")
 step = flops.step_flops(**XL, n_layers=48)
 rule = costs.training_flops(n_params=1.5e9, n_tokens=XL["B"] * XL["S"])
 for name, count in step.items():
-    print(f"{name:>20}: {count / 1e12:6.1f} TFLOP")
-print(f"{'6 * P * tokens':>20}: {rule / 1e12:6.1f} TFLOP")
+    print(f"{name:>20}: {num(count / 1e12, '6.1f')} TFLOP")
+print(f"{'6 * P * tokens':>20}: {num(rule / 1e12, '6.1f')} TFLOP")
 
 seq = [256, 512, 1024, 2048, 4096, 8192]
 counted = [flops.step_flops(**{**XL, "S": s}, n_layers=48)["total"] / (XL["B"] * s) for s in seq]
 plt.figure(figsize=(6, 3))
-plt.plot(seq, [c / 1e9 for c in counted], "o-", label="counted (step_flops)")
+plt.plot(seq, [c / 1e9 for c in counted], "o-", label=tr("counted (step_flops)"))
 plt.plot(seq, [6 * 1.5e9 / 1e9] * len(seq), "--", label="6 * P")
 plt.xscale("log", base=2)
-plt.xlabel("sequence length S")
-plt.ylabel("GFLOP per token per step")
+plt.xlabel(tr("sequence length S"))
+plt.ylabel(tr("GFLOP per token per step"))
 plt.legend()
 plt.tight_layout()
 plt.show()
@@ -266,8 +264,8 @@ with FlopCounterMode(display=False) as counter:
     y.sum().backward()
 backward = counter.get_total_flops()
 mine = flops.layer_matmul_flops(B=B, S=S, d=d, h=h)["total"], flops.layer_backward_flops(B=B, S=S, d=d, h=h)["total"]
-print(f"forward : torch {forward:,}  yours {mine[0]:,}")
-print(f"backward: torch {backward:,}  yours {mine[1]:,}")
+print(tr("forward pass: torch {counted}, yours {mine}").format(counted=num(forward), mine=num(mine[0])))
+print(tr("backward pass: torch {counted}, yours {mine}").format(counted=num(backward), mine=num(mine[1])))
 
 # %% [markdown] tags=["en"]
 # ## 5. Measure utilization on this CPU (section 5)
@@ -292,18 +290,19 @@ print(f"backward: torch {backward:,}  yours {mine[1]:,}")
 # Cả hai hàm làm mọi việc thông qua một **thiết bị** (device) của `lab1_device.py` (đi kèm bài lab): mặc định là CPU
 # này, nơi `device.matmul(X, W)` là `X @ W` và `device.clock()` là `time.perf_counter()`. Batch nhỏ tốn phần lớn thời
 # gian cho chi phí cố định của mỗi lần gọi và cho việc đọc ma trận trọng số, nên chỉ đạt một phần nhỏ của mức đỉnh; mức
-# sử dụng tăng theo batch rồi chững lại. Sổ tay này chạy PyTorch trên một luồng, giống như trình chấm (xem ô code đặt
+# sử dụng tăng theo batch rồi chững lại. Sổ tay này chạy PyTorch trên một luồng, giống như bộ chấm (xem ô code đặt
 # `OMP_NUM_THREADS`).
 
 # %%
 torch.set_num_threads(1)  # one core (see the cell that sets OMP_NUM_THREADS)
 peak = flops.measure_peak_flop_per_s()
-print(f"peak of a 512 x 512 matmul on one core: {peak / 1e9:.1f} GFLOP/s")
+print(tr("peak of a 512 x 512 matmul on one core: {rate} GFLOP/s").format(rate=num(peak / 1e9, 1)))
 
 batches = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 sweep = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9)
 for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilization"]):
-    print(f"batch {b:4d}: {rate / 1e9:6.1f} GFLOP/s, utilization {u:.2f}")
+    print(tr("batch {b}: {rate} GFLOP/s, utilization {u}").format(b=num(b, "4d"), rate=num(rate / 1e9, "6.1f"),
+                                                                 u=num(u, 2)))
 
 # %% [markdown] tags=["en"]
 # ### How the grader sees it: a simulated device
@@ -320,10 +319,10 @@ for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilizat
 # left alone.
 
 # %% [markdown] tags=["vi"]
-# ### Trình chấm nhìn thấy gì: một thiết bị mô phỏng
+# ### Bộ chấm nhìn thấy gì: một thiết bị mô phỏng
 #
 # Thời gian đo thật thay đổi giữa các lần chạy và giữa các máy, nên điểm số không thể phụ thuộc vào nó. Thay vào đó,
-# trình chấm chạy hai hàm của bạn trên các **thiết bị mô phỏng**: `device={"kind": "simulated", ...}` (một dict thông
+# bộ chấm chạy hai hàm của bạn trên các **thiết bị mô phỏng**: `device={"kind": "simulated", ...}` (một dict thông
 # thường) cho một thiết bị không tính gì cả mà chỉ tăng đồng hồ riêng của nó theo một mô hình của từng tích. Mỗi lần gọi
 # tốn một chi phí cố định, tốc độ tăng theo kích thước của tích, tích đầu tiên của mỗi kích thước tốn thêm một chi phí
 # khởi động một lần, và một "nhiễu" tất định làm các lần gọi lặp lại khác nhau, để lần tốt nhất, trung vị và trung bình
@@ -337,16 +336,17 @@ for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilizat
 SIMULATED = {"kind": "simulated", "seed": 0}  # lab1_device.SIMULATED gives the other settings
 simulated = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9, device=SIMULATED)
 again = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9, device=SIMULATED)
-print("same times on a second run:", simulated["seconds"] == again["seconds"])
+same = simulated["seconds"] == again["seconds"]
+print(tr("same times on a second run: {same}").format(same=tr("yes") if same else tr("no")))
 
 plt.figure(figsize=(6, 3))
-plt.plot(sweep["batch_sizes"], sweep["utilization"], "o-", label="this CPU (measured)")
-plt.plot(simulated["batch_sizes"], simulated["utilization"], "s--", label="simulated device")
+plt.plot(sweep["batch_sizes"], sweep["utilization"], "o-", label=tr("this CPU (measured)"))
+plt.plot(simulated["batch_sizes"], simulated["utilization"], "s--", label=tr("simulated device"))
 plt.xscale("log", base=2)
 plt.ylim(0, 1.1)
-plt.xlabel("batch size b  (X is b x 256, W is 256 x 256)")
-plt.ylabel("utilization (fraction of peak)")
-plt.title("One linear layer")
+plt.xlabel(tr("batch size b  (X is b x 256, W is 256 x 256)"))
+plt.ylabel(tr("utilization (fraction of peak)"))
+plt.title(tr("One linear layer"))
 plt.legend()
 plt.tight_layout()
 plt.show()
@@ -367,23 +367,23 @@ grader.check("throughput")
 #
 # `iron_law_time_s` chính là định luật, ở dạng tổng quát $D/BW + O/(R_\text{peak}\,\eta) + \text{latency}$.
 # **Mức sử dụng FLOP của mô hình** (model FLOPs utilization, MFU) là tốc độ hữu ích ($6 \cdot P$ FLOP cho mỗi token) chia
-# cho tốc độ đỉnh. Ví dụ của chương: một mô hình 7B, 1024 token mỗi bước, 1.2 s mỗi bước trên một A100 (312 TFLOP/s):
-# MFU 0.115. Các lần chạy thực tế trong sản xuất đạt 30 đến 50%.
+# cho thông lượng đỉnh. Ví dụ của chương: một mô hình 7B, 1024 token mỗi bước, 1,2 s mỗi bước trên một A100 (312 TFLOP/s):
+# MFU 0,115. Các lần chạy thực tế trong sản xuất đạt 30 đến 50%.
 
 # %%
 mfu = costs.model_flops_utilization(n_params=7e9, tokens_per_step=1024, step_time_s=1.2,
                                     peak_flop_per_s=312e12, n_devices=1)
-print(f"MFU of the 7B example: {mfu:.3f}")
+print(tr("MFU of the 7B example: {mfu}").format(mfu=num(mfu, 3)))
 
 O = costs.training_flops(n_params=70e9, n_tokens=2e12)  # Llama 2 70B
-print(f"Llama 2 70B: {O:.2e} FLOPs")
+print(tr("Llama 2 70B: {count} FLOPs").format(count=num(O, ".2e")))
 etas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
 days = [costs.iron_law_time_s(flops=O, peak_flop_per_s=1024 * 989e12, efficiency=e) / 86400 for e in etas]
 plt.figure(figsize=(6, 3))
 plt.plot(etas, days, "o-")
 plt.xlabel("MFU")
-plt.ylabel("days on 1024 H100")
-plt.title("Training time of Llama 2 70B by the iron law")
+plt.ylabel(tr("days on 1024 H100"))
+plt.title(tr("Training time of Llama 2 70B by the iron law"))
 plt.tight_layout()
 plt.show()
 
@@ -403,29 +403,29 @@ grader.check("iron_law_mfu")
 # %% [markdown] tags=["vi"]
 # ## 7. Thuê hay mua cụm? (mục 7)
 #
-# Llama 2 70B cần $6 \times 70\text{e}9 \times 2\text{e}12 = 8.4\text{e}23$ FLOP. Trên 1024 GPU H100 với MFU 0.5, việc đó
-# mất 19.2 ngày, tức 471,857 giờ-GPU: khoảng \$1.42M (triệu đô la) nếu thuê với giá \$3 mỗi giờ-GPU, so với \$30.72M để
-# mua số GPU đó. Mua chỉ có lợi sau 21.7 lần chạy như vậy.
+# Llama 2 70B cần $6 \times 70\text{e}9 \times 2\text{e}12 = 8{,}4\text{e}23$ FLOP. Trên 1024 GPU H100 với MFU 0,5, việc đó
+# mất 19,2 ngày, tức 471.857 giờ-GPU: khoảng 1,42 triệu USD nếu thuê với giá 3 USD mỗi giờ-GPU, so với 30,72 triệu USD để
+# mua số GPU đó. Mua chỉ có lợi sau 21,7 lần chạy như vậy.
 #
-# Đối chiếu với thực tế: bài báo Llama 2 báo cáo 1,720,320 giờ-GPU A100 cho bản 70B. `implied_mfu` cho biết con số đó
+# Đối chiếu với thực tế: bài báo Llama 2 báo cáo 1.720.320 giờ-GPU A100 cho bản 70B. `implied_mfu` cho biết con số đó
 # tương ứng với MFU bao nhiêu.
 
 # %%
 run = costs.rent_vs_buy(n_params=70e9, n_tokens=2e12, n_gpus=1024, peak_flop_per_s=989e12, mfu=0.5,
                        rent_per_gpu_hour=3.0, gpu_price=30_000.0)
 for name, value in run.items():
-    print(f"{name:>15}: {value:,.4g}")
-print(f"implied MFU of the Llama 2 70B run: "
-      f"{costs.implied_mfu(n_params=70e9, n_tokens=2e12, gpu_hours=1_720_320, peak_flop_per_s=312e12):.3f}")
+    print(f"{name:>15}: {num(value, ',.4g')}")
+implied = costs.implied_mfu(n_params=70e9, n_tokens=2e12, gpu_hours=1_720_320, peak_flop_per_s=312e12)
+print(tr("implied MFU of the Llama 2 70B run: {mfu}").format(mfu=num(implied, 3)))
 
 runs = list(range(0, 41))
 plt.figure(figsize=(6, 3))
-plt.plot(runs, [n * run["rent_cost"] / 1e6 for n in runs], label="rent")
-plt.plot(runs, [run["buy_cost"] / 1e6 for n in runs], label="buy (GPUs only)")
+plt.plot(runs, [n * run["rent_cost"] / 1e6 for n in runs], label=tr("rent"))
+plt.plot(runs, [run["buy_cost"] / 1e6 for n in runs], label=tr("buy (GPUs only)"))
 plt.axvline(run["breakeven_runs"], color="gray", ls="--", lw=1)
-plt.xlabel("number of training runs")
-plt.ylabel("cumulative cost ($M)")
-plt.title("Llama 2 70B on 1024 H100")
+plt.xlabel(tr("number of training runs"))
+plt.ylabel(tr("cumulative cost ($M)"))
+plt.title(tr("Llama 2 70B on 1024 H100"))
 plt.legend()
 plt.tight_layout()
 plt.show()
@@ -441,8 +441,8 @@ plt.show()
 # ## 8. Hoá đơn năng lượng (mục 7)
 #
 # Năng lượng bằng số GPU $\times$ số giờ $\times$ công suất (W), cộng thêm các máy chủ (host), rồi nhân với hệ số PUE của
-# trung tâm dữ liệu. Trường hợp của chương: một mô hình 7B trên $10^{12}$ token, 1024 A100 với MFU 0.5 mất 73.0 h;
-# 1024 GPU ở 400 W và 128 máy chủ ở 200 W tiêu thụ 435.2 kW, tổng cộng 31,784 kWh. Tăng gấp đôi mức sử dụng thì thời
+# trung tâm dữ liệu. Trường hợp của chương: một mô hình 7B trên $10^{12}$ token, 1024 A100 với MFU 0,5 mất 73,0 h;
+# 1024 GPU ở 400 W và 128 máy chủ ở 200 W tiêu thụ 435,2 kW, tổng cộng 31.784 kWh. Tăng gấp đôi mức sử dụng thì thời
 # gian giảm một nửa, và năng lượng cũng vậy.
 
 # %%
@@ -450,15 +450,16 @@ case = dict(n_params=7e9, n_tokens=1e12, n_gpus=1024, peak_flop_per_s=312e12, gp
             n_hosts=128, host_watts=200.0, pue=1.0)
 for mfu in (0.3, 0.5, 0.6):
     e = costs.training_energy(**case, mfu=mfu)
-    print(f"MFU {mfu:.1f}: {e['hours']:6.1f} h, {e['power_kw']:.1f} kW, {e['energy_kwh']:9,.0f} kWh")
+    print(f"MFU {num(mfu, 1)}: {num(e['hours'], '6.1f')} h, {num(e['power_kw'], 1)} kW, "
+          f"{num(e['energy_kwh'], '9,.0f')} kWh")
 
 # %%
 mfus = [0.2, 0.3, 0.4, 0.5, 0.6]
 plt.figure(figsize=(6, 3))
 plt.plot(mfus, [costs.training_energy(**case, mfu=m)["energy_kwh"] / 1e3 for m in mfus], "o-")
 plt.xlabel("MFU")
-plt.ylabel("energy (MWh)")
-plt.title("7B on 1e12 tokens, 1024 A100 + 128 hosts")
+plt.ylabel(tr("energy (MWh)"))
+plt.title(tr("7B on 1e12 tokens, 1024 A100 + 128 hosts"))
 plt.tight_layout()
 plt.show()
 
@@ -481,7 +482,7 @@ grader.check("rent_and_energy")
 # mô hình nhỏ. Phòng nên thuê hay mua 1024 GPU H100? Trả lời trong ô bên dưới, từ ba đến năm câu: lập luận bằng chính
 # các con số của bạn (số lần chạy hoà vốn, MFU suy ra từ phần đối chiếu thực tế, hoá đơn năng lượng), và nêu một chi
 # phí mà `rent_vs_buy` bỏ qua cùng với việc nó đẩy câu trả lời về phía nào. Không bài kiểm thử nào chấm ô này: trợ
-# giảng sẽ đọc nó, nên hãy giữ nó trong notebook này (`autograder submit lab1` đưa notebook vào tệp zip của bạn).
+# giảng sẽ đọc nó, nên hãy giữ nó trong sổ tay này (`autograder submit lab1` đưa sổ tay vào tệp zip của bạn).
 
 # %% [markdown] tags=["en", "answer:rent_or_buy_memo"]
 # *Your answer here.*

@@ -42,7 +42,7 @@
 # 5. **lịch tốc độ học của GPT-2 XL** và cắt gradient (gradient clipping);
 # 6. **tích luỹ gradient**, cùng hai lỗi mà chương sách cảnh báo.
 #
-# Bạn sửa `optimizers.py` và `accumulation.py`; docstring của chúng là bản hợp đồng (mọi quy ước mà trình chấm sử dụng đều được ghi ở đó). `lab2_models.py` được cho sẵn: một bộ phân loại rất nhỏ với seed cố định, cùng dữ liệu của nó. Toàn bộ sổ tay chạy trên CPU, dưới 1 phút và còn dư nhiều thời gian.
+# Bạn sửa `optimizers.py` và `accumulation.py`; docstring của chúng là bản hợp đồng (mọi quy ước mà bộ chấm sử dụng đều được ghi ở đó). `lab2_models.py` được cho sẵn: một bộ phân loại rất nhỏ với seed cố định, cùng dữ liệu của nó. Toàn bộ sổ tay chạy trên CPU, dưới 1 phút và còn dư nhiều thời gian.
 
 # %% [markdown] tags=["en"]
 # ### Setup, and checking as you go
@@ -60,8 +60,8 @@
 # chạy các **bài kiểm thử công khai** (public tests) của câu hỏi đó trên các tệp của bạn trong thư mục này và cho biết
 # những gì chưa đạt: đó chính là các bài kiểm thử của `autograder check lab2`, chạy mỗi lần một câu hỏi.
 #
-# Các thông báo do `grader.check` in ra sẽ bằng tiếng Việt khi biến môi trường `IRONLAW_LANG=vi` được đặt. Trong Jupyter,
-# sổ tay này (`*.vi.ipynb`) tự chọn tiếng Việt; ở nơi khác (ví dụ Colab), hãy chạy `%env IRONLAW_LANG=vi` trước ô thiết lập.
+# Các thông báo do `grader.check` in ra bằng tiếng Việt ở mọi nơi (Jupyter, VS Code, Colab): ô thiết lập của sổ tay
+# này (`*.vi.ipynb`) tự đặt ngôn ngữ của nó.
 
 # %% tags=["setup"]
 LAB, MODULE = "lab2_optimizers", "optimizers"
@@ -76,6 +76,12 @@ torch.set_num_threads(1)  # the models here are tiny: one thread is faster than 
 import lab2_models
 import optimizers
 import accumulation
+from autograder.grading.notebook_text import num, nums, tr  # what the cells print and plot, in the notebook's language
+
+# How the plots name and draw each optimizer
+LABEL = {"sgd": "SGD", "momentum": tr("momentum"), "rmsprop": "RMSprop", "adam": "Adam"}
+STYLE = {"sgd": dict(color="tab:blue", ls="-", marker="o"), "momentum": dict(color="tab:orange", ls="--", marker="s"),
+         "rmsprop": dict(color="tab:green", ls="-.", marker="^"), "adam": dict(color="tab:red", ls=":", marker="D")}
 
 # %% [markdown] tags=["en"]
 # ## 1. Update rules (bộ tối ưu), section 3
@@ -103,7 +109,7 @@ import accumulation
 # | RMSprop | $s$ (khởi đầu bằng 0) | $s \leftarrow \alpha s + (1-\alpha) g^2,\ \theta \leftarrow \theta - \eta\, g / (\sqrt{s} + \epsilon)$ |
 # | Adam | $m, v$, bước $t$ | $\hat m = m/(1-\beta_1^t),\ \hat v = v/(1-\beta_2^t),\ \theta \leftarrow \theta - \eta\, \hat m / (\sqrt{\hat v} + \epsilon)$ |
 #
-# Hãy cài đặt `sgd_step`, `rmsprop_step` và `adam_step`. Ô bên dưới cho cùng 50 gradient chạy lại qua Adam của bạn và qua `torch.optim.Adam`; trình chấm làm điều tương tự cho mọi quy tắc, qua nhiều bước, với sai lệch khoảng 1e-6.
+# Hãy cài đặt `sgd_step`, `rmsprop_step` và `adam_step`. Ô bên dưới cho cùng 50 gradient chạy lại qua Adam của bạn và qua `torch.optim.Adam`; bộ chấm làm điều tương tự cho mọi quy tắc, qua nhiều bước, với sai lệch khoảng 1e-6.
 
 # %%
 rng = np.random.default_rng(0)
@@ -120,8 +126,9 @@ for g in grads:
     p.grad = torch.tensor(g)
     opt.step()
 
-print("state keys:", sorted(state), " step:", state["step"])
-print("max |yours - torch.optim| after 50 steps:", np.abs(theta - p.detach().numpy()).max())
+print(tr("state keys: {keys}, step: {step}").format(keys=sorted(state), step=state["step"]))
+print(tr("max |yours - torch.optim| after 50 steps: {error}").format(
+    error=num(np.abs(theta - p.detach().numpy()).max(), ".1e")))
 
 # %%
 grader.check("update_rules")
@@ -148,28 +155,62 @@ grader.check("update_rules")
 #
 # Hãy cài đặt `loss_surface` và `trajectory`, rồi so sánh bốn bộ tối ưu.
 #
-# Một quỹ đạo là một chuỗi dài các bước tính dấu phẩy động, và có những thiết lập khuếch đại sai số làm tròn: RMSprop với tốc độ học lớn nảy qua lại giữa hai vách thung lũng Rosenbrock, và hai cách cài đặt đúng nhưng làm tròn khác nhau (gradient viết thành $400x^3 - 400xy + 2x - 2$ thay vì theo thứ tự của autograd) có thể đi rất xa nhau. Trình chấm đo độ nhạy với sai số làm tròn của từng trường hợp và chừa chỗ cho nó, nên bạn không cần khớp với torch đến từng bit.
+# Một quỹ đạo là một chuỗi dài các bước tính dấu phẩy động, và có những thiết lập khuếch đại sai số làm tròn: RMSprop với tốc độ học lớn nảy qua lại giữa hai vách thung lũng Rosenbrock, và hai cách cài đặt đúng nhưng làm tròn khác nhau (gradient viết thành $400x^3 - 400xy + 2x - 2$ thay vì theo thứ tự của autograd) có thể đi rất xa nhau. Bộ chấm đo độ nhạy với sai số làm tròn của từng trường hợp và chừa chỗ cho nó, nên bạn không cần khớp với torch đến từng bit.
 
 # %%
 runs = {
     "quadratic": ((-2.0, 1.0), 50, (0.0, 0.0), {"sgd": {"lr": 0.09}, "momentum": {"lr": 0.02}, "rmsprop": {"lr": 0.05}, "adam": {"lr": 0.1}}),
     "rosenbrock": ((-1.5, 2.0), 1000, (1.0, 1.0), {"sgd": {"lr": 1e-3}, "momentum": {"lr": 2e-4}, "rmsprop": {"lr": 3e-3}, "adam": {"lr": 0.02}}),
 }
-fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-for col, (surface, (start, steps, minimum, settings)) in enumerate(runs.items()):
-    ax, ax_loss = axes[0, col], axes[1, col]
-    X, Y = np.meshgrid(np.linspace(-2.2, 2.2, 200), np.linspace(-1.2, 2.5, 200))
+paths = {surface: {name: optimizers.trajectory(surface=surface, optimizer=name, start=start, steps=steps, hparams=hp)
+                   for name, hp in settings.items()}
+         for surface, (start, steps, minimum, settings) in runs.items()}
+box = {"quadratic": ((-2.2, 2.2), (-1.2, 1.2)), "rosenbrock": ((-2.0, 2.0), (-0.6, 2.6))}  # (x range, y range)
+title = {"quadratic": tr("quadratic"), "rosenbrock": "Rosenbrock"}
+
+def contours(ax, surface):
+    (x0, x1), (y0, y1) = box[surface]
+    X, Y = np.meshgrid(np.linspace(x0, x1, 200), np.linspace(y0, y1, 200))
     Z, _ = optimizers.loss_surface(surface=surface, xy=np.stack([X, Y], axis=-1))
     ax.contour(X, Y, np.log1p(Z), levels=25, cmap="Greys", linewidths=0.6)
-    for name, hparams in settings.items():
-        path = optimizers.trajectory(surface=surface, optimizer=name, start=start, steps=steps, hparams=hparams)
+    start, minimum = runs[surface][0], runs[surface][2]
+    ax.plot(*start, "ko"); ax.plot(*minimum, "k*", ms=12)  # where it starts, the minimum
+    ax.set_xlim(x0, x1); ax.set_ylim(y0, y1)
+
+# Top: the quadratic's four paths, then both surfaces' loss curves.
+# Bottom: Rosenbrock's paths share one valley, so each optimizer gets its own panel (the others in grey).
+fig = plt.figure(figsize=(14, 8), layout="constrained")
+axd = fig.subplot_mosaic([["quadratic"] * 4 + ["loss quadratic"] * 4 + ["loss rosenbrock"] * 4,
+                          [name for name in optimizers.OPTIMIZERS for _ in range(3)]])
+for surface, (start, steps, minimum, settings) in runs.items():
+    ax_loss = axd[f"loss {surface}"]
+    for name, path in paths[surface].items():
         loss, _ = optimizers.loss_surface(surface=surface, xy=path)  # (steps + 1,)
-        ax.plot(path[:, 0], path[:, 1], ".-", ms=2, lw=1, alpha=0.8, label=f"{name} {hparams}")
-        ax_loss.semilogy(loss, label=name)
-    ax.plot(*start, "ko"); ax.plot(*minimum, "k*", ms=12)
-    ax.set_title(f"{surface}: {steps} steps from {start}"); ax.legend(fontsize=7)
-    ax_loss.set_xlabel("step"); ax_loss.set_ylabel("loss"); ax_loss.legend()
-plt.tight_layout()
+        ax_loss.semilogy(loss, **STYLE[name], markevery=steps // 10, ms=4, label=LABEL[name])
+    ax_loss.set_title(tr("{surface}: loss").format(surface=title[surface]))
+    ax_loss.set_xlabel(tr("step")); ax_loss.set_ylabel(tr("loss"))
+    ax_loss.legend(fontsize=8)
+
+ax = axd["quadratic"]
+start, steps, minimum, settings = runs["quadratic"]
+contours(ax, "quadratic")
+for name, path in paths["quadratic"].items():
+    ax.plot(path[:, 0], path[:, 1], **STYLE[name], ms=3, lw=1.2, label=f"{LABEL[name]}, lr {num(settings[name]['lr'], 'g')}")
+ax.set_title(tr("quadratic: {steps} steps from {start}").format(steps=num(steps), start=nums(start, brackets="()")))
+ax.legend(fontsize=8, loc="upper right")
+
+start, steps, minimum, settings = runs["rosenbrock"]
+for name in optimizers.OPTIMIZERS:
+    ax = axd[name]
+    contours(ax, "rosenbrock")
+    for other, path in paths["rosenbrock"].items():
+        if other != name:
+            ax.plot(path[:, 0], path[:, 1], color="0.6", lw=0.8)
+    path = paths["rosenbrock"][name]
+    ax.plot(path[:, 0], path[:, 1], **{**STYLE[name], "ls": "-"}, lw=1.5, ms=4, markevery=100)  # a marker every 100 steps
+    ax.plot(*path[-1], marker=STYLE[name]["marker"], color=STYLE[name]["color"], ms=10, mec="k")  # where it ends
+    ax.set_title(tr("Rosenbrock, {optimizer} (lr {lr}): {steps} steps").format(
+        optimizer=LABEL[name], lr=num(settings[name]["lr"], "g"), steps=num(steps)), fontsize=10)
 plt.show()
 
 # %% [markdown] tags=["en"]
@@ -199,10 +240,12 @@ grader.check("trajectories")
 for name in optimizers.OPTIMIZERS:
     rule = optimizers.optimizer_memory(num_params=100_000_000, optimizer=name, bytes_per_value=4)
     real = optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer=name, hparams={})
-    print(f"{name:9s} rule: state {rule['state_bytes'] / 1e6:6.0f} MB for 100M FP32 params, {rule['multiple']}x"
-          f"   | torch keeps {real['state_keys']}: {real['multiple']:.0f}x")
+    print(tr("{optimizer} rule: state {mb} MB for 100M FP32 parameters, {rule}x   | torch keeps {keys}: {real}x").format(
+        optimizer=f"{LABEL[name]:>11}", mb=num(rule["state_bytes"] / 1e6, "6,.0f"), rule=num(rule["multiple"]),
+        keys=real["state_keys"], real=num(real["multiple"], 0)))
 amsgrad = optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer="adam", hparams={"amsgrad": True})
-print("adam with amsgrad keeps", amsgrad["state_keys"], f"-> {amsgrad['multiple']:.0f}x")
+print(tr("Adam with amsgrad keeps {keys} -> {multiple}x").format(keys=amsgrad["state_keys"],
+                                                                 multiple=num(amsgrad["multiple"], 0)))
 
 # %%
 names = list(optimizers.OPTIMIZERS)
@@ -211,9 +254,9 @@ real = [optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, 
         for n in names]
 x = np.arange(len(names))
 plt.figure(figsize=(5, 3))
-plt.bar(x - 0.2, rule, 0.4, label="the rule")
-plt.bar(x + 0.2, real, 0.4, label="what torch.optim keeps")
-plt.xticks(x, names); plt.ylabel("memory / parameter memory"); plt.legend(); plt.show()
+plt.bar(x - 0.2, rule, 0.4, label=tr("the rule"))
+plt.bar(x + 0.2, real, 0.4, label=tr("what torch.optim keeps"))
+plt.xticks(x, [LABEL[n] for n in names]); plt.ylabel(tr("memory / parameter memory")); plt.legend(); plt.show()
 
 # %%
 grader.check("optimizer_state")
@@ -226,17 +269,19 @@ grader.check("optimizer_state")
 # %% [markdown] tags=["vi"]
 # ## 4. Nhiễu gradient, mục 3
 #
-# Gradient mini-batch là trung bình của B gradient theo từng mẫu, nên độ lệch chuẩn của nó giảm theo $\sigma/\sqrt{B}$: trên đồ thị log-log, đó là một đường thẳng có hệ số góc −0.5. Hãy cài đặt `gradient_noise` đúng như docstring của nó mô tả (trình chấm chạy lại đúng thí nghiệm đó), rồi khớp hệ số góc.
+# Gradient mini-batch là trung bình của B gradient theo từng mẫu, nên độ lệch chuẩn của nó giảm theo $\sigma/\sqrt{B}$: trên đồ thị log-log, đó là một đường thẳng có hệ số góc −0,5. Hãy cài đặt `gradient_noise` đúng như docstring của nó mô tả (bộ chấm chạy lại đúng thí nghiệm đó), rồi khớp hệ số góc.
 
 # %%
 batch_sizes = [1, 2, 4, 8, 16, 32, 64, 128]
 noise = optimizers.gradient_noise(config=optimizers.NOISE_CONFIG, batch_sizes=batch_sizes, trials=50, pool_size=512, seed=0)
 B = np.array(batch_sizes)
-plt.figure(figsize=(5, 4))
-plt.loglog(B, noise["std"], "o", label="measured std of the mini-batch gradient")
-plt.loglog(B, np.exp(noise["intercept"]) * B ** noise["slope"], "-", label=f"fit: slope {noise['slope']:.3f}")
-plt.loglog(B, noise["std"][0] / np.sqrt(B), ":", label="1/sqrt(B)")
-plt.xlabel("batch size B"); plt.ylabel("gradient noise (std)"); plt.legend(); plt.show()
+fig, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
+ax.loglog(B, noise["std"][0] / np.sqrt(B), "-", color="0.75", lw=5, label=tr("1/√B, from the value at B = 1"))
+ax.loglog(B, np.exp(noise["intercept"]) * B ** noise["slope"], "-", color="tab:orange",
+          label=tr("fit: slope {slope}").format(slope=num(noise["slope"], 3)))
+ax.loglog(B, noise["std"], "o", color="tab:blue", label=tr("measured std of the mini-batch gradient"))
+ax.set_xticks(B, [str(b) for b in batch_sizes]); ax.xaxis.set_minor_locator(plt.NullLocator())
+ax.set_xlabel(tr("batch size B")); ax.set_ylabel(tr("gradient noise (std)")); ax.legend(loc="lower left"); plt.show()
 
 # %% [markdown] tags=["en"]
 # Quadrupling the batch only halves the noise; this diminishing return is one reason large-batch training needs a retuned learning rate.
@@ -255,22 +300,29 @@ grader.check("gradient_noise")
 # %% [markdown] tags=["vi"]
 # ## 5. Lịch tốc độ học của GPT-2 XL, mục 4
 #
-# GPT-2 XL được huấn luyện bằng Adam, β = (0.9, 0.999), suy giảm trọng số (weight decay) 0.01 và cắt gradient ở chuẩn toàn cục (global norm) 1.0. Tốc độ học tăng tuyến tính (warmup) từ 0 lên 2.5e-4 trong 500 bước, rồi giảm theo đường cosin xuống một mức sàn (mặc định là 0; chương sách không nêu mức này) tại bước 50,000. Hãy cài đặt `lr_schedule` và `clip_grad_norm`.
+# GPT-2 XL được huấn luyện bằng Adam, β = (0,9; 0,999), suy giảm trọng số (weight decay) 0,01 và cắt gradient ở chuẩn toàn cục (global norm) 1,0. Tốc độ học khởi động (warmup): tăng tuyến tính từ 0 lên 2,5e-4 trong 500 bước, rồi giảm theo đường cosin xuống một mức sàn (mặc định là 0; chương sách không nêu mức này) tại bước 50.000. Hãy cài đặt `lr_schedule` và `clip_grad_norm`.
 
 # %%
-print(optimizers.GPT2_XL)
+for key, value in optimizers.GPT2_XL.items():  # the chapter's setup
+    print(f"{key:>14} = {nums(value, ',g', brackets='()') if isinstance(value, tuple) else num(value, ',g')}")
 steps = np.arange(0, 55_001, 50)
-fig, axes = plt.subplots(1, 2, figsize=(12, 3.5))
-for ax, last in zip(axes, (55_000, 1_000)):
-    s = steps[steps <= last]
-    ax.plot(s, optimizers.lr_schedule(steps=s), label="floor 0")
-    ax.plot(s, optimizers.lr_schedule(steps=s, min_lr=2.5e-5), "--", label="floor 2.5e-5")
-    ax.set_xlabel("step"); ax.set_ylabel("learning rate"); ax.legend()
-axes[0].set_title("the whole run"); axes[1].set_title("the warmup")
+lrs = {tr("floor {lr}").format(lr=num(0)): np.asarray(optimizers.lr_schedule(steps=steps)),
+       tr("floor {lr}").format(lr=num(2.5e-5, "g")): np.asarray(optimizers.lr_schedule(steps=steps, min_lr=2.5e-5))}
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), layout="constrained")
+for ax, last, where in zip(axes, (55_000, 1_000), ("upper right", "lower right")):
+    keep = steps <= last
+    for (label, lr), ls in zip(lrs.items(), ("-", "--")):
+        ax.plot(steps[keep], lr[keep], ls, label=label)
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))  # 2.5 × 1e-4, not 0.00025
+    ax.set_xlabel(tr("step")); ax.set_ylabel(tr("learning rate")); ax.legend(loc=where)
+axes[0].set_title(tr("the whole run")); axes[1].set_title(tr("the warmup: the first 1,000 steps"))
 plt.show()
-print("key points:", optimizers.lr_schedule(steps=[0, 250, 500, 25_250, 50_000, 60_000]))
+key_steps = [0, 250, 500, 25_250, 50_000, 60_000]
+print(tr("learning rate at steps {steps}: {lrs}").format(
+    steps=nums(key_steps), lrs=nums(optimizers.lr_schedule(steps=key_steps), "g")))
 clipped = optimizers.clip_grad_norm(grads=[np.array([3.0, 4.0])], max_norm=1.0)
-print("clip [3, 4] to norm 1:", clipped["grads"][0], " norm before:", clipped["total_norm"])
+print(tr("clip {grads} to norm 1: {clipped}, norm before: {norm}").format(
+    grads=nums([3, 4]), clipped=nums(clipped["grads"][0], "g"), norm=num(clipped["total_norm"], "g")))
 
 # %%
 grader.check("schedule")
@@ -313,12 +365,12 @@ grader.check("schedule")
 #
 # Cạm bẫy thứ ba: khi micro-batch cuối ngắn hơn, lấy trung bình các giá trị trung bình của từng micro-batch với trọng số 1/k không cho ra giá trị trung bình trên các mẫu.
 #
-# Và mục đích của tất cả: mô hình không bao giờ được thấy cả batch lớn cùng một lúc, nếu không thì chẳng tiết kiệm được chút bộ nhớ nào. Đưa cả B mẫu qua một lượt xuôi cho đúng gradient của batch lớn, nên các con số không thể cho thấy lỗi này. Mô hình được cho sẵn cho thấy điều đó: nó ghi lại mọi lượt xuôi nó chạy (`model.forward_log`: bao nhiêu mẫu, và dấu vân tay của những mẫu nào), `accumulate_and_step` trả về nhật ký đó dưới khoá `"forward_log"`, và trình chấm so nó với các micro-batch mà trình chấm mong đợi.
+# Và mục đích của tất cả: mô hình không bao giờ được thấy cả batch lớn cùng một lúc, nếu không thì chẳng tiết kiệm được chút bộ nhớ nào. Đưa cả B mẫu qua một lượt xuôi cho đúng gradient của batch lớn, nên các con số không thể cho thấy lỗi này. Mô hình được cho sẵn cho thấy điều đó: nó ghi lại mọi lượt xuôi nó chạy (`model.forward_log`: bao nhiêu mẫu, và dấu vân tay của những mẫu nào), `accumulate_and_step` trả về nhật ký đó dưới khoá `"forward_log"`, và bộ chấm so nó với các micro-batch mà bộ chấm mong đợi.
 #
 # Hãy cài đặt `split_batch` và `accumulate_and_step`, rồi so sánh với gradient của batch lớn.
 
 # %%
-print("GPT-2 effective batch:", 16 * 4 * 8)
+print(tr("GPT-2's effective batch: {batch}").format(batch=num(16 * 4 * 8)))
 config = {**lab2_models.DEFAULT_CONFIG, "dtype": "float64"}
 init = lab2_models.build_model(config).state_dict()
 batches = [lab2_models.make_batch(config, n=12, seed=t) for t in range(3)]
@@ -332,24 +384,35 @@ def big_batch_gradient(state_dict, batch):
 for b in (12, 4, 3, 5):  # k = 1, 3, 4, and 3 with a short last micro-batch (5, 5, 2)
     out = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches[:1], micro_batch_size=b, lr=0.5)
     err = (out["grads"][0]["fc1.weight"] - big_batch_gradient(init, batches[0])).abs().max().item()
-    print(f"micro-batch {b:2d}: max |accumulated - big-batch| gradient of fc1.weight = {err:.1e}, "
-          f"examples per forward {[entry['examples'] for entry in out['forward_log']]}")
+    print(tr("micro-batch {b}: max |accumulated - big-batch| gradient of fc1.weight = {error}, "
+             "examples per forward pass {examples}").format(
+        b=num(b, "2d"), error=num(err, ".1e"), examples=nums([entry["examples"] for entry in out["forward_log"]])))
 
 # %%
 # Train 3 steps with accumulation (micro-batch 4, k = 3) and without it (micro-batch 12, k = 1): the parameters must agree.
 acc = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=4, lr=0.5)
 big = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=12, lr=0.5)
 for name in acc["params"]:
-    print(f"{name:10s} max |difference| after 3 steps: {(acc['params'][name] - big['params'][name]).abs().max().item():.1e}")
+    diff = (acc["params"][name] - big["params"][name]).abs().max().item()
+    print(tr("{name} max |difference| after 3 steps: {diff}").format(name=f"{name:10s}", diff=num(diff, ".1e")))
 
 # The symptom the grader looks for: |accumulated gradient| / |big-batch gradient| at every step.
 # Correct code sits at 1.0 for every k; bug (A) would sit at k, bug (B) would leave step 1 and drift after it.
-plt.figure(figsize=(5, 3))
-for b in (1, 2, 3, 4, 6):
+micro_sizes = (1, 2, 3, 4, 6)
+width = 0.8 / len(micro_sizes)
+fig, ax = plt.subplots(figsize=(6, 3.2), layout="constrained")
+top = 0.0
+for i, b in enumerate(micro_sizes):  # one bar per k at each step, side by side, so equal ratios stay visible
     run = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=b, lr=0.5)
     ratios = [(g["fc1.weight"].norm() / G["fc1.weight"].norm()).item() for g, G in zip(run["grads"], big["grads"])]
-    plt.plot([1, 2, 3], ratios, "o-", label=f"k = {12 // b}")
-plt.ylim(0, 2); plt.xlabel("optimizer step"); plt.ylabel("|accumulated| / |big-batch|"); plt.legend(fontsize=7); plt.show()
+    ax.bar(np.arange(1, 4) + (i - (len(micro_sizes) - 1) / 2) * width, ratios, width, label=f"k = {12 // b}")
+    top = max(top, *ratios)
+ax.axhline(1.0, color="k", ls=":", lw=1)
+ax.set_xticks([1, 2, 3])  # optimizer steps are whole numbers
+ax.set_ylim(0, max(2.0, 1.15 * top))
+ax.set_xlabel(tr("optimizer step")); ax.set_ylabel(tr("|accumulated| / |big-batch|"))
+ax.legend(title=tr("micro-batches per step"), ncols=len(micro_sizes), fontsize=7, title_fontsize=7, loc="upper center")
+plt.show()
 
 # %%
 grader.check("accumulation")

@@ -45,12 +45,12 @@
 # 1. đo bốn số hạng trên một mô hình PyTorch thật (dù rất nhỏ), và đếm giá trị kích hoạt bằng hai loại hook;
 # 2. suy ra **16 byte mỗi tham số** của Adam với độ chính xác hỗn hợp (112 GB với 7B tham số);
 # 3. dùng công thức giá trị kích hoạt cho mỗi lớp $s\,b\,h\,(34 + 5\,a\,s/h)$;
-# 4. đọc FP32 / FP16 / BF16 từ `torch.finfo`, xem gradient bị tràn dưới (underflow) trong FP16 và loss scaling (nhân tỉ lệ loss) đưa chúng trở lại;
+# 4. đọc FP32 / FP16 / BF16 từ `torch.finfo`, xem gradient bị tràn dưới (underflow) trong FP16 và phép nhân tỉ lệ mất mát (loss scaling) đưa chúng trở lại;
 # 5. đo lưu điểm giá trị kích hoạt (activation checkpointing) bằng `torch.utils.checkpoint`;
 # 6. đưa GPT-2 XL vừa vào một V100 32 GiB.
 #
 # Mã của bạn nằm trong **`memory.py`**; docstring của mỗi hàm là hợp đồng chấm điểm (đơn vị, đếm những gì, các khoá trả về).
-# `lab3_models.py` được cung cấp sẵn: nó dựng các mô hình nhỏ với seed cố định từ một dict cấu hình đơn giản. Trong cả bài, **GB nghĩa là 10⁹ byte**; 32 GiB của một V100 là 34.4 GB.
+# `lab3_models.py` được cung cấp sẵn: nó dựng các mô hình nhỏ với seed cố định từ một dict cấu hình đơn giản. Trong cả bài, **GB nghĩa là 10⁹ byte**; 32 GiB của một V100 là 34,4 GB.
 
 # %% [markdown] tags=["en"]
 # ### Setup, and checking as you go
@@ -67,8 +67,8 @@
 # bộ kiểm tra của [otter-grader](https://otter-grader.readthedocs.io). Sau mỗi bài tập, một ô `grader.check("...")`
 # chạy các **bài kiểm thử công khai** (public tests) của câu hỏi đó trên các tệp của bạn trong thư mục này và cho biết
 # phần nào chưa đạt: cùng các bài kiểm thử như `autograder check lab3`, mỗi lần một câu hỏi.
-# Các thông báo do `grader.check` in ra là tiếng Việt khi biến môi trường `IRONLAW_LANG=vi` được đặt; trong Jupyter,
-# sổ tay này (`*.vi.ipynb`) tự chọn tiếng Việt, còn ở nơi khác (ví dụ Colab) hãy chạy `%env IRONLAW_LANG=vi` trước ô thiết lập.
+# Các thông báo do `grader.check` in ra bằng tiếng Việt ở mọi nơi (Jupyter, VS Code, Colab): ô thiết lập của sổ tay
+# này (`*.vi.ipynb`) tự đặt ngôn ngữ của nó.
 
 # %% tags=["setup"]
 LAB, MODULE = "lab3_memory", "memory"
@@ -81,9 +81,12 @@ import numpy as np
 
 import lab3_models
 import memory
+from autograder.grading.notebook_text import num, nums, tr  # what the cells print and plot, in the notebook's language
 
 GB = 1e9
-print(lab3_models.GPT_DEFAULTS)
+print(tr("the tiny GPT's defaults: {config}").format(config=lab3_models.GPT_DEFAULTS))
+TERM = {"weights": tr("weights"), "gradients": tr("gradients"), "optimizer_state": tr("optimizer state"),
+        "activations": tr("activations")}  # the four terms, as the plots name them
 
 # %% [markdown] tags=["en"]
 # ## 1. The four terms, measured
@@ -98,7 +101,7 @@ print(lab3_models.GPT_DEFAULTS)
 # %% [markdown] tags=["vi"]
 # ## 1. Bốn số hạng, đo thực tế
 #
-# `measure_four_terms` dựng mô hình từ một cấu hình, chạy một lượt xuôi tới loss, một lượt ngược và một bước của bộ tối ưu, rồi báo cáo số byte:
+# `measure_four_terms` dựng mô hình từ một cấu hình, chạy một lượt xuôi tới giá trị mất mát, một lượt ngược và một bước của bộ tối ưu, rồi báo cáo số byte:
 #
 # * **trọng số** (weights): mỗi tham số một lần (GPT nhỏ dùng chung (tie) trọng số của đầu LM với embedding token, như GPT-2: một tensor, đếm một lần);
 # * **gradient**: mọi `p.grad` sau lượt ngược (tham số bị đóng băng không có gradient);
@@ -109,11 +112,12 @@ print(lab3_models.GPT_DEFAULTS)
 adam = {"name": "adam", "lr": 1e-3}
 terms = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer=adam)
 for k, v in terms.items():
-    print(f"{k:>16}: {v / 1024:8.1f} KiB")
+    print(f"{k:>16}: {num(v / 1024, '8.1f')} KiB")
 
 for name in ("sgd", "momentum", "adam"):
     t = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer={"name": name, "lr": 1e-3})
-    print(f"{name:>8}: optimizer state = {t['optimizer_state'] / t['weights']:.0f} x weights")
+    print(tr("{optimizer}: optimizer state = {ratio} x weights").format(
+        optimizer=f"{name:>8}", ratio=num(t["optimizer_state"] / t["weights"], 0)))
 
 # %% [markdown] tags=["en"]
 # A stacked bar of the four terms for tiny GPTs of growing width. Weights, gradients and Adam state grow with the parameter count (×1, ×1, ×2); activations grow with batch × sequence × width, and the attention part with the sequence squared.
@@ -130,10 +134,10 @@ fig, ax = plt.subplots(figsize=(7, 4))
 bottom = np.zeros(len(widths))
 for p in parts:
     vals = np.array([r[p] for r in rows]) / 2**20
-    ax.bar([f"d={d}" for d in widths], vals, bottom=bottom, label=p)
+    ax.bar([f"d={d}" for d in widths], vals, bottom=bottom, label=TERM[p])
     bottom += vals
 ax.set_ylabel("MiB (FP32, Adam, B=8, S=16)")
-ax.set_title("The four terms, measured on tiny GPTs")
+ax.set_title(tr("The four terms, measured on tiny GPTs"))
 ax.legend()
 plt.show()
 
@@ -149,14 +153,15 @@ grader.check("four_terms")
 # %% [markdown] tags=["vi"]
 # ### Hai cách đếm giá trị kích hoạt
 #
-# * `saved_tensors_hooks(pack, unpack)` thấy **chính xác** các tensor mà autograd giữ lại cho lượt ngược: đầu vào của các lớp, đầu ra softmax, đầu vào GELU, log-xác suất của loss, các tensor chỉ số và mặt nạ (mask). Tham số cũng được lưu (một `Linear` cần trọng số của nó để tính gradient theo đầu vào) nhưng chúng là trọng số, không phải giá trị kích hoạt, nên bị loại ra; nhiều lần lưu có thể dùng chung một vùng lưu trữ (storage) (một view, hoặc một tensor được hai phép toán cùng lưu), và vùng nhớ đó chỉ bị chiếm một lần.
-# * Forward hook trên các module lá thấy **đầu ra của module**. Chúng bỏ sót những gì được lưu *bên trong* mã dạng hàm (functional) (điểm attention và softmax của lớp attention, loss), và lại đếm cả những đầu ra không ai lưu.
+# * `saved_tensors_hooks(pack, unpack)` thấy **chính xác** các tensor mà autograd giữ lại cho lượt ngược: đầu vào của các lớp, đầu ra softmax, đầu vào GELU, log-xác suất của hàm mất mát, các tensor chỉ số và mặt nạ (mask). Tham số cũng được lưu (một `Linear` cần trọng số của nó để tính gradient theo đầu vào) nhưng chúng là trọng số, không phải giá trị kích hoạt, nên bị loại ra; nhiều lần lưu có thể dùng chung một vùng lưu trữ (storage) (một view, hoặc một tensor được hai phép toán cùng lưu), và vùng nhớ đó chỉ bị chiếm một lần.
+# * Forward hook trên các module lá thấy **đầu ra của module**. Chúng bỏ sót những gì được lưu *bên trong* mã dạng hàm (functional) (điểm attention và softmax của lớp attention, hàm mất mát), và lại đếm cả những đầu ra không ai lưu.
 
 # %%
 counts = memory.activation_hook_counts(config={"kind": "gpt"}, batch_size=4)
 for k, v in counts.items():
-    print(f"{k:>20}: {v}")
-print(f"module outputs / saved tensors = {counts['module_output_bytes'] / counts['saved_bytes']:.2f}")
+    print(f"{k:>20}: {num(v)}")
+print(tr("module outputs / saved tensors = {ratio}").format(
+    ratio=num(counts["module_output_bytes"] / counts["saved_bytes"], 2)))
 
 # %%
 grader.check("activation_hooks")
@@ -177,7 +182,7 @@ for scheme in ("mixed_adam", "fp32_adam", "mixed_adam_fp32_grads"):
 
 for P in (7e9, 20e9, 175e9):
     b = memory.model_state_bytes(n_params=int(P), scheme="mixed_adam")
-    print(f"{P / 1e9:5.0f}B parameters -> {b / GB:7.0f} GB")
+    print(tr("{billions}B parameters -> {gb} GB").format(billions=num(P / 1e9, "5.0f"), gb=num(b / GB, "7,.0f")))
 
 # %%
 grader.check("bytes_per_param")
@@ -198,20 +203,21 @@ grader.check("bytes_per_param")
 
 # %%
 xl = dict(s=1024, b=8, h=1600, a=25)  # GPT-2 XL, micro-batch 8
-print({k: f"{v / GB:.3f} GB" for k, v in memory.attention_score_bytes(s=1024, b=8, a=25).items()})
+print("; ".join(f"{k}: {num(v / GB, 3)} GB" for k, v in memory.attention_score_bytes(s=1024, b=8, a=25).items()))
 for mode in ("none", "selective", "full"):
     one = memory.activation_bytes(**xl, n_layers=1, recompute=mode)
     all48 = memory.activation_bytes(**xl, n_layers=48, recompute=mode)
-    print(f"{mode:>9}: {one / GB:6.3f} GB per layer, {all48 / GB:6.1f} GB for 48 layers")
+    print(tr("{mode}: {layer} GB per layer, {model} GB for 48 layers").format(
+        mode=f"{mode:>9}", layer=num(one / GB, "6.3f"), model=num(all48 / GB, "6.1f")))
 
 # %%
 seqs = [256, 512, 1024, 2048, 4096]
 linear = [memory.activation_bytes(s=s, b=8, h=1600, a=25, recompute="selective") / GB for s in seqs]
 total = [memory.activation_bytes(s=s, b=8, h=1600, a=25) / GB for s in seqs]
 fig, ax = plt.subplots(figsize=(7, 4))
-ax.bar([str(s) for s in seqs], linear, label="34·s·b·h (linear in s)")
-ax.bar([str(s) for s in seqs], np.subtract(total, linear), bottom=linear, label="5·a·s²·b (attention, quadratic)")
-ax.set_xlabel("sequence length s"); ax.set_ylabel("GB per layer (GPT-2 XL, b=8)")
+ax.bar([str(s) for s in seqs], linear, label=tr("34·s·b·h (linear in s)"))
+ax.bar([str(s) for s in seqs], np.subtract(total, linear), bottom=linear, label=tr("5·a·s²·b (attention, quadratic)"))
+ax.set_xlabel(tr("sequence length s")); ax.set_ylabel(tr("GB per layer (GPT-2 XL, b=8)"))
 ax.legend(); plt.show()
 
 # %% [markdown] tags=["en"]
@@ -225,18 +231,18 @@ gpt2 = {  # name: (parameters, layers, d_model, heads)
     "small": (124e6, 12, 768, 12), "medium": (355e6, 24, 1024, 16),
     "large": (774e6, 36, 1280, 20), "XL": (1.5e9, 48, 1600, 25)}
 bpp = memory.bytes_per_parameter(scheme="mixed_adam")
-stack = {"weights": [], "gradients": [], "optimizer state": [], "activations": []}
+stack = {"weights": [], "gradients": [], "optimizer_state": [], "activations": []}
 for P, L, h, a in gpt2.values():
     stack["weights"].append(P * bpp["weights"] / GB)
     stack["gradients"].append(P * bpp["gradients"] / GB)
-    stack["optimizer state"].append(P * (bpp["master"] + bpp["adam_m"] + bpp["adam_v"]) / GB)
+    stack["optimizer_state"].append(P * (bpp["master"] + bpp["adam_m"] + bpp["adam_v"]) / GB)
     stack["activations"].append(memory.activation_bytes(s=1024, b=8, h=h, a=a, n_layers=L) / GB)
 fig, ax = plt.subplots(figsize=(7, 4))
 bottom = np.zeros(len(gpt2))
 for name, vals in stack.items():
-    ax.bar(list(gpt2), vals, bottom=bottom, label=name)
+    ax.bar(list(gpt2), vals, bottom=bottom, label=TERM[name])
     bottom += np.array(vals)
-ax.set_ylabel("GB"); ax.set_title("Four terms of GPT-2 training memory (b=8, s=1024)")
+ax.set_ylabel("GB"); ax.set_title(tr("The four terms of GPT-2's training memory (b=8, s=1024)"))
 ax.legend(); plt.show()
 
 # %%
@@ -250,51 +256,57 @@ grader.check("activation_formula")
 # %% [markdown] tags=["vi"]
 # ## 4. Định dạng số: FP32, FP16, BF16
 #
-# FP16 có 5 bit số mũ: giá trị lớn nhất là 65504, các số chuẩn (normal) dừng ở 6.1e-5, và mọi giá trị nhỏ hơn một nửa số dưới chuẩn (subnormal) nhỏ nhất (6e-8 / 2) đều bị làm tròn về 0. BF16 giữ 8 bit số mũ của FP32 (cùng phạm vi) nhưng chỉ có 7 bit phần định trị (mantissa) (eps 7.8e-3).
+# FP16 có 5 bit số mũ: giá trị lớn nhất là 65504, các số chuẩn (normal) dừng ở 6,1e-5, và mọi giá trị nhỏ hơn một nửa số dưới chuẩn (subnormal) nhỏ nhất (6e-8 / 2) đều bị làm tròn về 0. BF16 giữ 8 bit số mũ của FP32 (cùng phạm vi) nhưng chỉ có 7 bit phần định trị (mantissa) (eps 7,8e-3).
 
 # %%
 ranges = memory.format_ranges()
-print(f"{'':>9} {'max':>10} {'min normal':>11} {'min subnormal':>14} {'eps':>9}  bits(e,m)")
+columns = {"max": tr("largest"), "min_normal": tr("smallest normal"), "min_subnormal": tr("smallest subnormal"),
+           "eps": "eps"}
+width = {key: max(10, len(head)) for key, head in columns.items()}
+print(" " * 9, *(f"{head:>{width[key]}}" for key, head in columns.items()), " " + tr("bits (exponent, mantissa)"))
 for name, r in ranges.items():
-    print(f"{name:>9} {r['max']:10.3g} {r['min_normal']:11.3g} {r['min_subnormal']:14.3g} {r['eps']:9.3g}  "
-          f"({r['exponent_bits']}, {r['mantissa_bits']})")
+    print(f"{name:>9}", *(f"{num(r[key], '.3g'):>{width[key]}}" for key in columns),
+          f" ({r['exponent_bits']}, {r['mantissa_bits']})")
 
 # %% [markdown] tags=["en"]
 # Real gradients of a deep MLP with small initial weights shrink layer by layer. Cast to FP16, many of them flush to zero. **Loss scaling** multiplies the loss (and so every gradient) by $2^k$ before backward, which lifts them back into FP16's range; too large a scale overflows to inf instead.
 
 # %% [markdown] tags=["vi"]
-# Gradient thật của một MLP sâu với trọng số khởi tạo nhỏ co lại dần qua từng lớp. Khi ép sang FP16, nhiều gradient bị làm tròn về 0. **Loss scaling** (nhân tỉ lệ loss) nhân loss (và do đó mọi gradient) với $2^k$ trước lượt ngược, đưa chúng trở lại phạm vi của FP16; hệ số quá lớn thì ngược lại gây tràn trên (overflow) thành inf.
+# Gradient thật của một MLP sâu với trọng số khởi tạo nhỏ co lại dần qua từng lớp. Khi ép sang FP16, nhiều gradient bị làm tròn về 0. **Nhân tỉ lệ mất mát** (loss scaling) nhân giá trị mất mát (và do đó mọi gradient) với $2^k$ trước lượt ngược, đưa chúng trở lại phạm vi của FP16; hệ số quá lớn thì ngược lại gây tràn trên (overflow) thành inf.
 
 # %%
 mlp = {"kind": "mlp"}
 scales = [2.0**k for k in (0, 4, 8, 12, 15, 20, 24)]
 res = [memory.fp16_gradient_underflow(config=mlp, batch_size=32, loss_scale=s) for s in scales]
 for s, r in zip(scales, res):
-    print(f"scale 2^{int(math.log2(s)):<2}: {r['underflow_fraction']:6.1%} underflow, {r['n_overflow']} overflow")
+    print(tr("scale 2^{k}: {underflow} underflow, {overflow} overflow").format(
+        k=f"{int(math.log2(s)):<2}", underflow=num(r["underflow_fraction"], "6.1%"), overflow=num(r["n_overflow"])))
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
 ax1.plot([math.log2(s) for s in scales], [r["underflow_fraction"] for r in res], "o-")
-ax1.set_xlabel("log2(loss scale)"); ax1.set_ylabel("fraction of gradients lost in FP16")
+ax1.set_xlabel(tr("log2(loss scale)")); ax1.set_ylabel(tr("fraction of gradients lost in FP16"))
 ax1b = ax1.twinx()
 ax1b.plot([math.log2(s) for s in scales], [r["n_overflow"] for r in res], "rs--")
-ax1b.set_ylabel("gradients overflowing to inf", color="r")
+ax1b.set_ylabel(tr("gradients overflowing to inf"), color="r")
 by = res[0]["underflow_by_parameter"]
 ax2.barh(list(by), list(by.values()))
-ax2.invert_yaxis(); ax2.set_xlabel("fraction lost, loss scale 1")
+ax2.invert_yaxis(); ax2.set_xlabel(tr("fraction lost, loss scale 1"))
 plt.tight_layout(); plt.show()
 
 # %% [markdown] tags=["en"]
 # Why master weights stay FP32: an Adam-sized update, lr × grad = 2.5e-4 × 1e-2, added to a weight near 1 is smaller than half of FP16's spacing there (≈ 4.9e-4), so the sum rounds back to the old weight.
 
 # %% [markdown] tags=["vi"]
-# Vì sao trọng số chính (master weights) giữ ở FP32: một cập nhật cỡ Adam, lr × grad = 2.5e-4 × 1e-2, cộng vào một trọng số gần 1 thì nhỏ hơn một nửa khoảng cách giữa hai số FP16 liền kề ở đó (≈ 4.9e-4), nên tổng bị làm tròn về đúng trọng số cũ.
+# Vì sao trọng số chính (master weights) giữ ở FP32: một cập nhật cỡ Adam, lr × grad = 2,5e-4 × 1e-2, cộng vào một trọng số gần 1 thì nhỏ hơn một nửa khoảng cách giữa hai số FP16 liền kề ở đó (≈ 4,9e-4), nên tổng bị làm tròn về đúng trọng số cũ.
 
 # %%
 rng = np.random.default_rng(0)
 w = rng.normal(0, 0.02, 10_000).astype(np.float32)
 u = (2.5e-4 * rng.normal(0, 1e-2, 10_000)).astype(np.float32)
-print("w ~ N(0, 0.02):", memory.lost_updates(weights=w, updates=u))
-print("w = 1         :", memory.lost_updates(weights=np.ones(4, np.float32), updates=np.full(4, 2.5e-6, np.float32)))
+for case, lost in ((f"w ~ N{nums((0, 0.02), brackets='()')}", memory.lost_updates(weights=w, updates=u)),
+                   ("w = 1", memory.lost_updates(weights=np.ones(4, np.float32), updates=np.full(4, 2.5e-6, np.float32)))):
+    print(tr("{case}: updates lost in {formats}").format(
+        case=f"{case:<15}", formats="; ".join(f"{fmt} {num(share, '.1%')}" for fmt, share in lost.items())))
 
 # %%
 grader.check("number_formats")
@@ -307,18 +319,21 @@ grader.check("number_formats")
 # %% [markdown] tags=["vi"]
 # ## 5. Lưu điểm (checkpointing) và tính lại (recompute)
 #
-# Giữ $k$ điểm lưu trong $N$ lớp thì phải lưu khoảng $k + N/k$ đơn vị giá trị kích hoạt của một lớp, với giá khoảng một lượt xuôi thêm (+33% tính toán). $k$ tốt nhất nằm gần $\sqrt N$: 48 lớp với 7 điểm lưu giữ 13.9 đơn vị, tiết kiệm 71%.
+# Giữ $k$ điểm lưu trong $N$ lớp thì phải lưu khoảng $k + N/k$ đơn vị giá trị kích hoạt của một lớp, với giá khoảng một lượt xuôi thêm (+33% tính toán). $k$ tốt nhất nằm gần $\sqrt N$: 48 lớp với 7 điểm lưu giữ 13,9 đơn vị, tiết kiệm 71%.
 
 # %%
 N = 48
 ks = np.arange(1, N + 1)
 units = [memory.checkpoint_units(n_layers=N, n_checkpoints=int(k))["units"] for k in ks]
 best = memory.best_checkpoint_count(n_layers=N)
-print(memory.checkpoint_units(n_layers=N, n_checkpoints=best), "best k =", best)
+kept = memory.checkpoint_units(n_layers=N, n_checkpoints=best)
+print(tr("best k = {k}: {units} units kept, a saving of {saving}").format(
+    k=best, units=num(kept["units"], 1), saving=num(kept["saving"], ".1%")))
 fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.plot(ks, units); ax.axhline(N, ls=":", c="gray", label="no checkpointing")
+ax.plot(ks, units); ax.axhline(N, ls=":", c="gray", label=tr("no checkpointing"))
 ax.plot([best], [units[best - 1]], "ro", label=f"k={best}")
-ax.set_xlabel("checkpoints k"); ax.set_ylabel("layer-activations kept"); ax.legend(); plt.show()
+ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))  # k counts checkpoints: whole numbers
+ax.set_xlabel(tr("checkpoints k")); ax.set_ylabel(tr("layer-activations kept")); ax.legend(); plt.show()
 
 # %% [markdown] tags=["en"]
 # Now for real, with `torch.utils.checkpoint` on a 4-block tiny GPT. Each segment of blocks keeps only its input; in backward its forward runs again. A forward **pre**-hook counts the re-runs (non-reentrant checkpointing stops a recompute as soon as it has rebuilt what backward needs, so the forward may never return).
@@ -331,11 +346,13 @@ cfg = {"kind": "gpt", "n_layers": 4, "d_model": 64}
 segs = [0, 1, 2, 4]
 ck = {k: memory.measure_checkpointing(config=cfg, batch_size=8, segment_size=k) for k in segs}
 for k, r in ck.items():
-    print(f"segment_size={k}: saved {r['saved_bytes'] / 1024:7.1f} KiB, forward calls {r['forward_calls']}, "
-          f"loss {r['loss']:.4f}, grad norm {r['grad_norm']:.6f}")
+    print(tr("segment_size={k}: saved {saved} KiB, forward calls {calls}, loss {loss}, gradient norm {norm}").format(
+        k=k, saved=num(r["saved_bytes"] / 1024, "7,.1f"), calls=nums(r["forward_calls"]), loss=num(r["loss"], 4),
+        norm=num(r["grad_norm"], 6)))
 fig, ax = plt.subplots(figsize=(6, 3.5))
-ax.bar([("none" if k == 0 else f"every {k}") for k in segs], [ck[k]["saved_bytes"] / 1024 for k in segs])
-ax.set_xlabel("checkpoint segments"); ax.set_ylabel("saved activations (KiB)"); plt.show()
+ax.bar([(tr("no checkpointing") if k == 0 else tr("every {k}").format(k=k)) for k in segs],
+       [ck[k]["saved_bytes"] / 1024 for k in segs])
+ax.set_xlabel(tr("checkpoint segments")); ax.set_ylabel(tr("saved activations (KiB)")); plt.show()
 
 # %%
 grader.check("checkpointing")
@@ -354,13 +371,13 @@ grader.check("checkpointing")
 # %% [markdown] tags=["vi"]
 # ## 6. GPT-2 XL trên một V100
 #
-# GPT-2 XL (1.5e9 tham số, 48 lớp) với micro-batch 4 và độ dài chuỗi 1024 trên một V100 32 GiB = 34.4 GB:
+# GPT-2 XL (1,5e9 tham số, 48 lớp) với micro-batch 4 và độ dài chuỗi 1024 trên một V100 32 GiB = 34,4 GB:
 #
 # | Bước | Bộ nhớ | Vừa không? |
 # |---|---|---|
-# | FP32 cơ sở (baseline) | 95.7 GB | không |
-# | độ chính xác hỗn hợp | 59.9 GB | không |
-# | + lưu điểm mỗi 4 lớp | 33.0 GB | có |
+# | FP32 cơ sở (baseline) | 95,7 GB | không |
+# | độ chính xác hỗn hợp | 59,9 GB | không |
+# | + lưu điểm mỗi 4 lớp | 33,0 GB | có |
 
 # %%
 V100 = 32 * 2**30
@@ -368,15 +385,17 @@ walk = memory.v100_walkthrough(n_params=1_500_000_000, n_layers=48, s=1024, b=4,
                                checkpoint_every=4, capacity_bytes=V100)
 steps = ["fp32_baseline", "mixed_precision", "checkpointed"]
 for s in steps:
-    print(f"{s:>16}: {walk[s] / GB:5.1f} GB  fits: {walk['fits'][s]}")
+    print(tr("{step}: {gb} GB, fits: {fits}").format(step=f"{s:>16}", gb=num(walk[s] / GB, "5.1f"),
+                                                     fits=tr("yes") if walk["fits"][s] else tr("no")))
 
 state = [memory.model_state_bytes(n_params=1_500_000_000, scheme=sc) / GB
          for sc in ("fp32_adam", "mixed_adam", "mixed_adam")]
 acts = [walk[s] / GB - m for s, m in zip(steps, state)]
+names = [tr("FP32 baseline"), tr("mixed precision"), tr("+ checkpoint every 4 layers")]  # the steps, as in the table above
 fig, ax = plt.subplots(figsize=(7, 4))
-ax.bar(steps, state, label="weights + gradients + optimizer state")
-ax.bar(steps, acts, bottom=state, label="activations")
-ax.axhline(V100 / GB, c="r", ls="--", label="V100 32 GiB = 34.4 GB")
+ax.bar(names, state, label=tr("weights + gradients + optimizer state"))
+ax.bar(names, acts, bottom=state, label=TERM["activations"])
+ax.axhline(V100 / GB, c="r", ls="--", label=tr("V100 32 GiB = 34.4 GB"))
 ax.set_ylabel("GB"); ax.set_title("GPT-2 XL, B=4, S=1024"); ax.legend(); plt.show()
 
 # %%
@@ -394,4 +413,4 @@ grader.check("v100")
 #
 # * Kiểm tra bài làm: trong terminal, chạy `autograder check lab3`. Lệnh này chạy các bài kiểm thử công khai trên `memory.py` của bạn và in điểm từng câu hỏi kèm gợi ý. Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, mỗi lần một câu hỏi; `grader.check_all()` chạy tất cả.
 # * Các bài kiểm thử công khai chỉ là một mẫu: khi chấm điểm còn nhiều **bài kiểm thử ẩn** (hidden tests) chạy thêm, trên các mô hình, bộ tối ưu, kích thước batch và shape khác, và chúng so sánh với chính PyTorch (saved-tensor hook, `torch.optim`, `torch.utils.checkpoint`). Hãy làm đúng theo docstring.
-# * Nộp bài: `autograder submit lab3` tạo tệp zip để tải lên (chỉ chứa `memory.py`; `lab3_models.py` do trình chấm cung cấp).
+# * Nộp bài: `autograder submit lab3` tạo tệp zip để tải lên (chỉ chứa `memory.py`; `lab3_models.py` do bộ chấm cung cấp).

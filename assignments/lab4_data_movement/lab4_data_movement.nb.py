@@ -25,7 +25,7 @@
 # 4. **Ring AllReduce**, simulated: the sum on every rank for 2(N−1)/N × M bytes per rank (`allreduce.py`).
 # 5. **The network wall**: 7B FP16 gradients on 8 GPUs, Ethernet against NVLink (`allreduce.py`).
 #
-# Fill in the functions in the three `.py` files next to this notebook; each cell below calls them. The docstrings are the contract: they fix every unit and convention the grader relies on. Re-run the import cell after editing a file.
+# Fill in the functions in the three `.py` files next to this notebook; each cell below calls them. The docstrings are the contract: they fix every unit and convention the grader relies on. After you edit a file, the next cell you run uses the new code (the setup cell turns on autoreload).
 
 # %% [markdown] tags=["vi"]
 # # Lab 4: di chuyển dữ liệu
@@ -40,7 +40,7 @@
 # 4. **AllReduce vòng**, mô phỏng: tổng có trên mọi rank, với 2(N−1)/N × M byte mỗi rank (`allreduce.py`).
 # 5. **Tường mạng**: gradient FP16 của mô hình 7B trên 8 GPU, Ethernet so với NVLink (`allreduce.py`).
 #
-# Hãy viết các hàm trong ba tệp `.py` nằm cạnh sổ tay thực hành này; mỗi ô bên dưới gọi đến chúng. Docstring là bản hợp đồng: chúng cố định mọi đơn vị và quy ước mà trình chấm dựa vào. Sau khi sửa một tệp, hãy chạy lại ô import.
+# Hãy viết các hàm trong ba tệp `.py` nằm cạnh sổ tay thực hành này; mỗi ô bên dưới gọi đến chúng. Docstring là bản hợp đồng: chúng cố định mọi đơn vị và quy ước mà bộ chấm dựa vào. Sau khi bạn sửa một tệp, ô tiếp theo bạn chạy sẽ dùng mã mới (ô thiết lập bật autoreload).
 
 # %% [markdown] tags=["en"]
 # ### Setup, and checking as you go
@@ -54,12 +54,12 @@
 # ### Thiết lập, và kiểm tra trong lúc làm
 #
 # Ô tiếp theo tìm các tệp của bài lab này (kể cả khi sổ tay được mở ở nơi khác, ví dụ trên Colab) và khởi động
-# trình kiểm tra của [otter-grader](https://otter-grader.readthedocs.io). Sau mỗi bài tập, một ô `grader.check("...")`
+# bộ kiểm tra của [otter-grader](https://otter-grader.readthedocs.io). Sau mỗi bài tập, một ô `grader.check("...")`
 # chạy các **bài kiểm thử công khai** (public tests) của câu hỏi đó trên các tệp của bạn trong thư mục này và cho biết
 # những gì chưa đạt: cùng các bài kiểm thử như `autograder check lab4`, từng câu hỏi một.
 #
-# Các thông báo do `grader.check` in ra là tiếng Việt khi biến môi trường `IRONLAW_LANG=vi` được đặt; trong Jupyter,
-# sổ tay này (`*.vi.ipynb`) tự chọn tiếng Việt, còn ở nơi khác (ví dụ Colab) hãy chạy `%env IRONLAW_LANG=vi` trước ô thiết lập.
+# Các thông báo do `grader.check` in ra bằng tiếng Việt ở mọi nơi (Jupyter, VS Code, Colab): ô thiết lập của sổ tay
+# này (`*.vi.ipynb`) tự đặt ngôn ngữ của nó.
 
 # %% tags=["setup"]
 LAB, MODULE = "lab4_data_movement", "pipeline"
@@ -76,9 +76,12 @@ import allreduce
 import attention
 import lab4_sim  # shipped: the recorded loader work and the simulated ring network
 import pipeline
+from autograder.grading.notebook_text import num, nums, tr  # what the cells print and plot, in the notebook's language
 
 for module in (pipeline, attention, allreduce):  # pick up your latest edits
     importlib.reload(module)
+
+rng = np.random.default_rng(0)  # random inputs for the attention cells (here, so one failing cell cannot hide it)
 
 # %% [markdown] tags=["en"]
 # ## 1. The slowest stage wins (sections 4–5)
@@ -92,13 +95,19 @@ for module in (pipeline, attention, allreduce):  # pick up your latest edits
 #
 # Các chặng của một quy trình nạp dữ liệu (lưu trữ, tiền xử lý, truyền, tính toán) chạy đồng thời, nên quy trình cung cấp mẫu với tốc độ của chặng chậm nhất: $R = \min_k R_k$. Mức sử dụng của bộ tăng tốc là $R / R_\text{compute}$. Ví dụ của chương: tiền xử lý ở 200 img/s cấp dữ liệu cho một bộ tăng tốc 1000 img/s thì chỉ dùng 20% năng lực của nó.
 #
-# Lưu trữ: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ hệ số truy cập (khoảng 0.1 với đọc ngẫu nhiên); tiền xử lý: $R = \text{workers} / t_\text{transform}$.
+# Lưu trữ: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ hệ số truy cập (khoảng 0,1 với đọc ngẫu nhiên); tiền xử lý: $R = \text{workers} / t_\text{transform}$.
 
 # %%
+STAGE = {"storage": tr("storage"), "preprocess": tr("preprocessing"), "compute": tr("compute"),  # stages, as printed
+         "tokenize": tr("tokenize"), "transfer": tr("PCIe transfer"), "forward": tr("forward pass")}
 nvme_random = pipeline.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
-print(f"NVMe Gen4, random access: {nvme_random / 1e9:.2f} GB/s")
-print("preprocess, 8 workers at 4 ms per image:", pipeline.preprocess_rate(workers=8, t_transform_s=0.004), "img/s")
-print(pipeline.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0}))
+print(tr("NVMe Gen4, random access: {rate} GB/s").format(rate=num(nvme_random / 1e9, 2)))
+print(tr("preprocessing, 8 workers at 4 ms per image: {rate} img/s").format(
+    rate=num(pipeline.preprocess_rate(workers=8, t_transform_s=0.004))))
+slowest = pipeline.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0})
+print(tr("storage 700, preprocessing 200, compute 1000 img/s: {rate} img/s, bottleneck {stage}, "
+         "utilization {busy}").format(rate=num(slowest["rate"]), stage=STAGE.get(slowest["bottleneck"], slowest["bottleneck"]),
+                                      busy=num(slowest["utilization"], ".0%")))
 
 # %% [markdown] tags=["en"]
 # In time per iteration: without overlap the stages run one after another and $t = \sum_k t_k$; with overlap (prefetching) they work on different batches at once and $t = \max_k t_k$.
@@ -108,27 +117,29 @@ print(pipeline.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0,
 # %% [markdown] tags=["vi"]
 # Tính theo thời gian mỗi vòng lặp: không chồng lấp thì các chặng chạy lần lượt và $t = \sum_k t_k$; có chồng lấp (nạp trước) thì chúng cùng lúc làm việc trên các batch khác nhau và $t = \max_k t_k$.
 #
-# Quy trình GPT-2 của chương: một batch gồm 32 × 1024 = 32,768 token. Token hoá ở 500K token/s mất 65.5 ms trên một lõi và 8.2 ms trên 8 lõi; batch int64 nặng 262 KB và đi qua PCIe Gen3 trong 0.017 ms; lượt xuôi mất 80 ms.
+# Quy trình GPT-2 của chương: một batch gồm 32 × 1024 = 32.768 token. Token hoá ở 500K token/s mất 65,5 ms trên một lõi và 8,2 ms trên 8 lõi; batch int64 nặng 262 KB và đi qua PCIe Gen3 trong 0,017 ms; lượt xuôi mất 80 ms.
 
 # %%
 for workers in (1, 8):
     g = pipeline.gpt2_pipeline(workers=workers)
-    print(f"{workers} worker(s): tokenize {g['tokenize_s'] * 1e3:.1f} ms, transfer {g['transfer_s'] * 1e3:.3f} ms, "
-          f"forward {g['forward_s'] * 1e3:.0f} ms -> step {g['step_s_no_overlap'] * 1e3:.1f} ms without overlap "
-          f"({g['utilization_no_overlap']:.0%} busy), {g['step_s_overlap'] * 1e3:.1f} ms with overlap "
-          f"({g['utilization_overlap']:.0%} busy); bottleneck: {g['bottleneck']}")
+    print(tr("{workers} worker(s): tokenize {tokenize} ms, transfer {transfer} ms, forward pass {forward} ms -> "
+             "a step takes {serial} ms without overlap ({busy_serial} busy), {overlap} ms with overlap "
+             "({busy_overlap} busy); bottleneck: {stage}").format(
+        workers=workers, tokenize=num(g["tokenize_s"] * 1e3, 1), transfer=num(g["transfer_s"] * 1e3, 3),
+        forward=num(g["forward_s"] * 1e3, 0), serial=num(g["step_s_no_overlap"] * 1e3, 1),
+        busy_serial=num(g["utilization_no_overlap"], ".0%"), overlap=num(g["step_s_overlap"] * 1e3, 1),
+        busy_overlap=num(g["utilization_overlap"], ".0%"), stage=STAGE.get(g["bottleneck"], g["bottleneck"])))
 
 fig, ax = plt.subplots(figsize=(7, 2.2))
 for row, workers in enumerate((1, 8)):
     g = pipeline.gpt2_pipeline(workers=workers)
     left = 0.0
-    for key, label, color in (("tokenize_s", "tokenize", "tab:orange"), ("transfer_s", "PCIe transfer", "tab:green"),
-                              ("forward_s", "forward pass", "tab:blue")):
-        ax.barh(row, g[key] * 1e3, left=left, color=color, label=label if row == 0 else None)
-        left += g[key] * 1e3
-ax.set_yticks([0, 1], ["1 worker", "8 workers"])
+    for stage, color in (("tokenize", "tab:orange"), ("transfer", "tab:green"), ("forward", "tab:blue")):
+        ax.barh(row, g[f"{stage}_s"] * 1e3, left=left, color=color, label=STAGE[stage] if row == 0 else None)
+        left += g[f"{stage}_s"] * 1e3
+ax.set_yticks([0, 1], [tr("1 worker"), tr("8 workers")])
 ax.set_xlim(0, 210)
-ax.set_xlabel("ms per batch, stages in sequence (no overlap)")
+ax.set_xlabel(tr("ms per batch, stages in sequence (no overlap)"))
 ax.legend(loc="center right", fontsize=8)
 plt.tight_layout()
 
@@ -148,7 +159,7 @@ grader.check("slowest_stage")
 #
 # `run_loader` nạp và tính `n_items` phần tử, hoặc trong một vòng lặp duy nhất, hoặc với một luồng nền `threading.Thread` nạp trước vào một `queue.Queue(maxsize=queue_size)`. Hàm làm việc qua `lab4_sim.Recorder` có sẵn: `rec.load(i, ...)` và `rec.compute(item, ...)` mỗi lệnh làm một chặng mô phỏng và ghi lại lúc bắt đầu, lúc kết thúc, luồng nào và tiến trình nào đã làm. Với `kind="sleep"`, cả hai chặng đều là những lần chờ có nhả GIL (đĩa, mạng, một kernel GPU): việc nạp được ẩn sau việc tính toán và tổng thời gian tiến gần tới $n \cdot \max(t_\text{load}, t_\text{compute})$ thay vì tổng của hai thời gian (ví dụ của chương giảm 105 s xuống 55 s). Biểu đồ dòng thời gian dưới đây được vẽ từ các sự kiện đó.
 #
-# Trình chấm đọc cùng các sự kiện ấy. Nó kiểm tra thứ tự của chúng, không bao giờ kiểm tra tốc độ: có phần tử $i+1$ nào được nạp trong khi phần tử $i$ đang được tính không, bộ nạp không bao giờ chạy trước quá `queue_size` + 1 phần tử, và luồng, tiến trình nào đã làm việc. Một máy bận làm các thanh dài ra, nhưng không thể đảo thứ tự của chúng.
+# Bộ chấm đọc cùng các sự kiện ấy. Nó kiểm tra thứ tự của chúng, không bao giờ kiểm tra tốc độ: có phần tử $i+1$ nào được nạp trong khi phần tử $i$ đang được tính không, bộ nạp không bao giờ chạy trước quá `queue_size` + 1 phần tử, và luồng, tiến trình nào đã làm việc. Một máy bận làm các thanh dài ra, nhưng không thể đảo thứ tự của chúng.
 
 # %%
 def span(report):
@@ -157,20 +168,22 @@ def span(report):
 
 kw = dict(n_items=6, load_work=0.03, compute_work=0.03, kind="sleep", queue_size=2)
 reports = {prefetch: pipeline.run_loader(prefetch=prefetch, **kw) for prefetch in (False, True)}
-print(f"sequential {span(reports[False]):.3f} s, prefetch {span(reports[True]):.3f} s: "
-      f"{span(reports[True]) / span(reports[False]):.2f}x (ideal 0.5x)")
+print(tr("sequential {serial} s, prefetch {prefetch} s: {ratio}x (ideal 0.5x)").format(
+    serial=num(span(reports[False]), 3), prefetch=num(span(reports[True]), 3),
+    ratio=num(span(reports[True]) / span(reports[False]), 2)))
 for prefetch, report in reports.items():
     loaders = {e["thread"] for e in report["events"] if e["stage"] == "load"}
-    print(f"prefetch={prefetch}: loads in thread(s) {sorted(loaders)}, computes in the calling thread {report['thread']}")
+    print(tr("prefetch={prefetch}: loads in thread(s) {loaders}, computes in the calling thread {thread}").format(
+        prefetch=prefetch, loaders=sorted(loaders), thread=report["thread"]))
 
 fig, axes = plt.subplots(2, 1, figsize=(8, 3), sharex=True)
-for ax, prefetch, title in ((axes[0], False, "sequential"), (axes[1], True, "prefetch thread")):
+for ax, prefetch, title in ((axes[0], False, tr("sequential")), (axes[1], True, tr("prefetch thread"))):
     for e in reports[prefetch]["events"]:
         row, color = (1, "tab:orange") if e["stage"] == "load" else (0, "tab:blue")
         ax.broken_barh([(e["start"], e["end"] - e["start"])], (row, 0.8), color=color, edgecolor="white")
-    ax.set_yticks([0.4, 1.4], ["compute", "load"])
+    ax.set_yticks([0.4, 1.4], [STAGE["compute"], tr("load")])
     ax.set_title(title, fontsize=9)
-axes[1].set_xlabel("seconds since the Recorder was created")
+axes[1].set_xlabel(tr("seconds since the Recorder was created"))
 plt.tight_layout()
 
 # %% [markdown] tags=["en"]
@@ -183,7 +196,7 @@ plt.tight_layout()
 # %% [markdown] tags=["vi"]
 # Bây giờ hãy biến việc nạp thành **công việc CPU thuần Python** (`kind="python_cpu"`: một vòng lặp bytecode giữ GIL, giống như giải mã hay tăng cường (augment) mẫu bằng Python thuần). Tại mỗi thời điểm chỉ một luồng được chạy bytecode Python, nên cũng luồng nạp trước ấy chẳng mang lại gì.
 #
-# Hãy tự đo: ô này in thời gian thực (wall time) và thời gian CPU trên mỗi giây thời gian thực. Dưới GIL, một lần gọi dùng được tối đa khoảng **một** giây CPU mỗi giây, dù khởi chạy bao nhiêu luồng; hai bộ nạp thực sự song song (tiến trình) sẽ tiến gần tới hai. Trên một máy dùng chung, số đo thời gian bị nhiễu, nên trình chấm không đo thời gian ở đây; nó kiểm tra từ các sự kiện rằng bộ nạp của bạn là một luồng của cùng tiến trình, đúng là tình huống mà GIL chi phối.
+# Hãy tự đo: ô này in thời gian thực (wall time) và thời gian CPU trên mỗi giây thời gian thực. Dưới GIL, một lần gọi dùng được tối đa khoảng **một** giây CPU mỗi giây, dù khởi chạy bao nhiêu luồng; hai bộ nạp thực sự song song (tiến trình) sẽ tiến gần tới hai. Trên một máy dùng chung, số đo thời gian bị nhiễu, nên bộ chấm không đo thời gian ở đây; nó kiểm tra từ các sự kiện rằng bộ nạp của bạn là một luồng của cùng tiến trình, đúng là tình huống mà GIL chi phối.
 #
 # **Câu hỏi cho bài báo cáo của bạn:** vì sao luồng giúp ích trong trường hợp thứ nhất mà không giúp trong trường hợp thứ hai? Thay vào đó, `DataLoader(num_workers=...)` của PyTorch làm gì?
 
@@ -193,8 +206,9 @@ for prefetch in (False, True):
     c0, t0 = time.process_time(), time.perf_counter()  # CPU time of all this process's threads; wall time
     pipeline.run_loader(prefetch=prefetch, **kw)
     cpu, t = time.process_time() - c0, time.perf_counter() - t0
-    print(f"pure-Python loading, prefetch={prefetch}: wall {t:.3f} s, CPU {cpu:.3f} s, "
-          f"{cpu / t:.2f} CPU-seconds per second")
+    print(tr("pure-Python loading, prefetch={prefetch}: wall time {wall} s, CPU {cpu} s, "
+             "{ratio} CPU-seconds per second").format(prefetch=prefetch, wall=num(t, 3), cpu=num(cpu, 3),
+                                                     ratio=num(cpu / t, 2)))
 
 # %%
 grader.check("prefetch")
@@ -210,21 +224,22 @@ grader.check("prefetch")
 # Attention tiêu chuẩn tạo ra trọn vẹn (materialize) ma trận điểm attention S×S: 64 MiB mỗi head ở S = 4096 với FP32, so với 64 KiB cho một ô (tile) 128×128. `tiled_attention` duyệt qua K/V theo từng khối và giữ, cho mỗi hàng truy vấn (query), một giá trị max tích luỹ $m$, một hệ số chuẩn hoá tích luỹ $\ell$ và một đầu ra tích luỹ; khi một khối làm tăng $m$, $\ell$ cũ và đầu ra cũ được nhân lại với $e^{m_\text{old} - m_\text{new}}$. Kết quả là chính xác.
 
 # %%
-print(attention.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4))
+score = attention.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4)
+print(tr("S = 4096, FP32: the whole score matrix {full} bytes, one 128×128 tile {tile} bytes").format(
+    full=num(score["full_bytes"]), tile=num(score["tile_bytes"])))
 
-rng = np.random.default_rng(0)
 q, k, v = (rng.standard_normal((2, 100, 16)) for _ in range(3))  # 2 heads; 100 is not a multiple of 32
 for causal in (False, True):
     err = np.abs(attention.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=32)
                  - attention.standard_attention(q=q, k=k, v=v, causal=causal)).max()
-    print(f"causal={causal}: max abs difference {err:.1e}")
+    print(tr("causal={causal}: max abs difference {error}").format(causal=causal, error=num(err, ".1e")))
 
 
 # %% [markdown] tags=["en"]
 # Peak memory against S, measured with `tracemalloc` (it sees numpy's allocations). The standard version grows like S², the tiled one like S·d plus one tile. The grader measures how much the peak grows from S = 1024 to S = 2048: less than 1/8 of the S×S float64 matrix at S = 2048 (4 MiB), beyond the larger inputs and output.
 
 # %% [markdown] tags=["vi"]
-# Bộ nhớ đỉnh theo S, đo bằng `tracemalloc` (nó thấy được các lần cấp phát của numpy). Bản tiêu chuẩn tăng như S², bản chia khối tăng như S·d cộng thêm một ô. Trình chấm đo mức tăng của bộ nhớ đỉnh từ S = 1024 lên S = 2048: phải dưới 1/8 ma trận S×S float64 ở S = 2048 (4 MiB), ngoài phần đầu vào và đầu ra lớn hơn.
+# Bộ nhớ đỉnh theo S, đo bằng `tracemalloc` (nó thấy được các lần cấp phát của numpy). Bản tiêu chuẩn tăng như S², bản chia khối tăng như S·d cộng thêm một ô. Bộ chấm đo mức tăng của bộ nhớ đỉnh từ S = 1024 lên S = 2048: phải dưới 1/8 ma trận S×S float64 ở S = 2048 (4 MiB), ngoài phần đầu vào và đầu ra lớn hơn.
 
 # %%
 def peak_mib(fn, **kw):
@@ -242,14 +257,18 @@ for S in Ss:
     tiled_mib.append(peak_mib(attention.tiled_attention, q=q, k=k, v=v, block_size=128))
 
 fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.loglog(Ss, std_mib, "o-", label="standard (S×S scores)")
-ax.loglog(Ss, tiled_mib, "s-", label="tiled, block 128")
-ax.loglog(Ss, [S * S * 8 / 2**20 for S in Ss], "k:", label="one S×S float64 matrix")
-ax.set_xlabel("sequence length S")
-ax.set_ylabel("peak extra memory (MiB)")
+ax.loglog(Ss, std_mib, "o-", label=tr("standard (S×S scores)"))
+ax.loglog(Ss, tiled_mib, "s-", label=tr("tiled, block 128"))
+ax.loglog(Ss, [S * S * 8 / 2**20 for S in Ss], "k:", label=tr("one S×S float64 matrix"))
+ax.set_xticks(Ss, [str(S) for S in Ss])  # the measured lengths, without crowded minor labels
+ax.xaxis.set_minor_locator(plt.NullLocator())
+ax.set_xlabel(tr("sequence length S"))
+ax.set_ylabel(tr("peak extra memory (MiB)"))
 ax.legend(fontsize=8)
 plt.tight_layout()
-print(f"S=1024 -> 2048: tiled grows by {tiled_mib[-1] - tiled_mib[-2]:.2f} MiB, standard by {std_mib[-1] - std_mib[-2]:.1f} MiB; budget {2048 * 2048 * 8 / 8 / 2**20:.0f} MiB")
+print(tr("S=1024 -> 2048: tiled grows by {tiled} MiB, standard by {standard} MiB; budget {budget} MiB").format(
+    tiled=num(tiled_mib[-1] - tiled_mib[-2], 2), standard=num(std_mib[-1] - std_mib[-2], 1),
+    budget=num(2048 * 2048 * 8 / 8 / 2**20, 0)))
 
 # %%
 grader.check("tiled_attention")
@@ -266,23 +285,25 @@ grader.check("tiled_attention")
 #
 # Mỗi rank trong N rank giữ một bộ đệm gradient gồm M phần tử. Thuật toán vòng chia bộ đệm thành N mảnh (chunk): N−1 bước reduce-scatter, sau đó mỗi rank sở hữu tổng đầy đủ của một mảnh, rồi N−1 bước all-gather. Kết quả là **tổng** trên mọi rank (không phải trung bình), và mỗi rank gửi 2(N−1)/N × M phần tử, tức 2(N−1)/N × 4M byte với float32, gần như không phụ thuộc vào N.
 #
-# Bạn viết việc **một rank làm ở một bước**: `ring_send` (mảnh nào đi tới rank kế tiếp) và `ring_receive` (cộng vào, hoặc ghi đè). `lab4_sim.run_ring` có sẵn mô phỏng cả N rank: mỗi lần gọi chỉ thấy bộ đệm của chính rank đó, và các thông điệp đi qua một mạng mô phỏng chỉ chuyển chúng từ rank r tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Trình chấm chạy cùng mô phỏng đó và theo dõi từng thông điệp. Dưới đây: 3 rank, 6 phần tử, từng bước một.
+# Bạn viết việc **một rank làm ở một bước**: `ring_send` (mảnh nào đi tới rank kế tiếp) và `ring_receive` (cộng vào, hoặc ghi đè). `lab4_sim.run_ring` có sẵn mô phỏng cả N rank: mỗi lần gọi chỉ thấy bộ đệm của chính rank đó, và các thông điệp đi qua một mạng mô phỏng chỉ chuyển chúng từ rank r tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Bộ chấm chạy cùng mô phỏng đó và theo dõi từng thông điệp. Dưới đây: 3 rank, 6 phần tử, từng bước một.
 
 # %%
 N = 3
 buffers = [np.array([1, 2, 3, 4, 5, 6]) * 10**r for r in range(N)]  # rank r: digits in the 10**r place
 out = lab4_sim.run_ring(buffers=buffers, send=allreduce.ring_send, receive=allreduce.ring_receive, history=True)
-print("chunks:", allreduce.chunk_bounds(M=6, N=N))
+print(tr("chunks: {bounds}").format(bounds=allreduce.chunk_bounds(M=6, N=N)))
 for step, state in enumerate(out["history"]):
     if step == 0:
-        label = "start"
+        label = tr("start")
     else:
         phase, t = ("reduce-scatter", step - 1) if step - 1 < N - 1 else ("all-gather", step - 1 - (N - 1))
-        sent = ", ".join(f"{m['from']}->{m['to']}: chunk {m['chunk']}" for m in out["log"] if m["step"] == step - 1)
+        sent = ", ".join(tr("{src}->{dst}: chunk {chunk}").format(src=m["from"], dst=m["to"], chunk=m["chunk"])
+                         for m in out["log"] if m["step"] == step - 1)
         label = f"{phase} {t} ({sent})"
-    print(f"{label:>62} | " + " | ".join(" ".join(f"{x:3d}" for x in b) for b in state))
-print("sum on every rank:", all(np.array_equal(r, np.sum(buffers, axis=0)) for r in out["results"]))
-print("bytes sent per rank, counted by the network:", out["bytes_sent"])
+    print(f"{label:>62} | " + " | ".join(" ".join(num(x, "3d") for x in b) for b in state))
+summed = all(np.array_equal(r, np.sum(buffers, axis=0)) for r in out["results"])
+print(tr("the sum on every rank: {ok}").format(ok=tr("yes") if summed else tr("no")))
+print(tr("bytes sent per rank, counted by the network: {sent}").format(sent=nums(out["bytes_sent"])))
 
 # The network enforces the ring: a message to any rank but (r + 1) mod N is refused.
 def send_two_ahead(*, rank, N, step, buffer):
@@ -291,23 +312,23 @@ def send_two_ahead(*, rank, N, step, buffer):
 try:
     lab4_sim.run_ring(buffers=buffers, send=send_two_ahead, receive=allreduce.ring_receive)
 except lab4_sim.RingError as err:
-    print("refused:", err)
+    print(tr("refused: {error}").format(error=err))
 
 # %%
 M = 1000  # float32 elements: 4000 bytes per rank
 Ns = [2, 3, 4, 6, 8, 12, 16]
 measured = [np.mean(lab4_sim.run_ring(buffers=[np.ones(M, np.float32)] * N, send=allreduce.ring_send,
                                       receive=allreduce.ring_receive)["bytes_sent"]) for N in Ns]
-fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.plot(Ns, measured, "o", label="ring, counted by the network (mean over ranks)")
-ax.plot(Ns, [allreduce.allreduce_bytes_per_rank(M_bytes=4 * M, N=N) for N in Ns], "-", label="ring: 2(N−1)/N × 4M bytes")
-ax.plot(Ns, [(N - 1) * 4 * M for N in Ns], "--", label="naive: whole buffer to every rank")
-ax.axhline(2 * 4 * M, color="gray", lw=0.5)
+fig, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
+ax.plot(Ns, measured, "o", label=tr("ring, counted by the network (mean over ranks)"))
+ax.plot(Ns, [allreduce.allreduce_bytes_per_rank(M_bytes=4 * M, N=N) for N in Ns], "-", label=tr("ring: 2(N−1)/N × 4M bytes"))
+ax.plot(Ns, [(N - 1) * 4 * M for N in Ns], "--", label=tr("naive: the whole buffer to every rank"))
+ax.axhline(2 * 4 * M, color="gray", lw=0.5, label=tr("2 × 4M bytes: the ring's limit for large N"))
 ax.set_yscale("log")
-ax.set_xlabel("ranks N")
-ax.set_ylabel("bytes sent per rank")
-ax.legend(fontsize=8)
-plt.tight_layout()
+ax.set_xticks(Ns)  # ranks are whole numbers
+ax.set_xlabel(tr("ranks N"))
+ax.set_ylabel(tr("bytes sent per rank"))
+fig.legend(fontsize=8, loc="outside lower center")  # below the axes: no line runs under it
 
 # %%
 grader.check("ring_allreduce")
@@ -320,24 +341,27 @@ grader.check("ring_allreduce")
 # %% [markdown] tags=["vi"]
 # ## 5. Tường mạng (mục 7)
 #
-# Một mô hình 7B có 14 GB gradient FP16. Trên 8 GPU, mỗi GPU gửi 2·7/8 × 14 = 24.5 GB mỗi bước: 1.96 s ở 12.5 GB/s (100 Gb/s), so với khoảng 1 s tính toán. Bước huấn luyện bị giới hạn bởi truyền thông (communication-bound). NVLink (900 GB/s) dời bức tường đi.
+# Một mô hình 7B có 14 GB gradient FP16. Trên 8 GPU, mỗi GPU gửi 2·7/8 × 14 = 24,5 GB mỗi bước: 1,96 s ở 12,5 GB/s (100 Gb/s), so với khoảng 1 s tính toán. Bước huấn luyện bị giới hạn bởi truyền thông (communication-bound). NVLink (900 GB/s) dời bức tường đi.
 
 # %%
-for name, bw in (("100 Gb/s network", 12.5), ("NVLink", 900.0)):
+BOUND = {"communication": tr("communication-bound"), "compute": tr("compute-bound")}
+for name, bw in ((tr("100 Gb/s network"), 12.5), ("NVLink", 900.0)):
     w = allreduce.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=bw, compute_s=1.0)
-    print(f"{name}: {w['bytes_per_gpu'] / 1e9:.1f} GB per GPU, {w['comm_s']:.3f} s of AllReduce -> {w['bound']}-bound; "
-          f"the wall sits at {w['break_even_GBps']:.1f} GB/s")
+    print(tr("{link}: {gb} GB per GPU, {comm} s of AllReduce -> {bound}; the wall sits at {wall} GB/s").format(
+        link=name, gb=num(w["bytes_per_gpu"] / 1e9, 1), comm=num(w["comm_s"], 3),
+        bound=BOUND.get(w["bound"], w["bound"]),
+        wall=num(w["break_even_GBps"], 1)))
 
 bws = np.logspace(0, 3.2, 60)
 comm = [allreduce.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=b, compute_s=1.0)["comm_s"] for b in bws]
 fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.loglog(bws, comm, label="AllReduce time per step")
-ax.axhline(1.0, color="k", ls=":", label="compute per step")
+ax.loglog(bws, comm, label=tr("AllReduce time per step"))
+ax.axhline(1.0, color="k", ls=":", label=tr("compute per step"))
 for name, bw in (("100 Gb/s", 12.5), ("NVLink", 900.0)):
     ax.axvline(bw, color="gray", lw=0.6)
     ax.text(bw, 3, name, fontsize=8, rotation=90, va="bottom")
-ax.set_xlabel("link bandwidth (GB/s)")
-ax.set_ylabel("seconds")
+ax.set_xlabel(tr("link bandwidth (GB/s)"))
+ax.set_ylabel(tr("seconds"))
 ax.legend(fontsize=8)
 plt.tight_layout()
 
@@ -361,13 +385,13 @@ grader.check("network_wall")
 # %% [markdown] tags=["vi"]
 # ## Cách kiểm tra và nộp bài
 #
-# Từ một terminal trong bộ lab (lab bundle):
+# Từ một terminal trong bộ bài lab (lab bundle):
 #
 # ```bash
 # autograder check lab4     # chạy các bài kiểm thử công khai trên các tệp của bạn, theo từng câu hỏi
 # autograder submit lab4    # tạo tệp zip để tải lên
 # ```
 #
-# Các bài kiểm thử công khai là những kiểm tra nhanh dạng ảnh chụp (snapshot). Khi chấm điểm còn chạy thêm nhiều **bài kiểm thử ẩn**: hình dạng và độ dài ngẫu nhiên, mặt nạ nhân quả (causal mask) và nhiều head, dung sai của float32 và float64, các sự kiện đã ghi của bộ nạp của bạn (chồng lấp, giới hạn hàng đợi, luồng và tiến trình), từng thông điệp của vòng AllReduce của bạn khi mạng mô phỏng chuyển nó, và mức tăng của bộ nhớ đỉnh đo được của `tiled_attention` từ S = 1024 lên S = 2048. Vượt qua các bài kiểm thử công khai là điều kiện cần, chưa phải điều kiện đủ.
+# Các bài kiểm thử công khai là những phép so sánh nhanh với kết quả mẫu đã lưu (snapshot). Khi chấm điểm còn chạy thêm nhiều **bài kiểm thử ẩn**: hình dạng và độ dài ngẫu nhiên, mặt nạ nhân quả (causal mask) và nhiều head, dung sai của float32 và float64, các sự kiện đã ghi của bộ nạp của bạn (chồng lấp, giới hạn hàng đợi, luồng và tiến trình), từng thông điệp của vòng AllReduce của bạn khi mạng mô phỏng chuyển nó, và mức tăng của bộ nhớ đỉnh đo được của `tiled_attention` từ S = 1024 lên S = 2048. Vượt qua các bài kiểm thử công khai là điều kiện cần, chưa phải điều kiện đủ.
 #
 # Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai, từng câu hỏi một; `grader.check_all()` chạy tất cả.

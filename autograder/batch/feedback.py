@@ -65,23 +65,28 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
         lines.append("> " + _("Note: {note}").format(note=inline(n)))
     if res.errors or res.notes:
         lines.append("")
-    for q in res.questions(manifest):
+    questions = res.questions(manifest)
+    held = {t.nodeid for t in res.tests if not after_due and results.details_withheld(t, manifest)}
+    # each distinct traceback once (a file that does not import fails every test that needs it alike),
+    # pointing back to the test above that shows it: so only among what is shown, in reading order
+    shown = [t for q in questions if not q.manual for t in _failed(res, q) if t.nodeid not in held]
+    said = dict(zip((t.nodeid for t in shown), M.details_once([(t.name, t.feedback or _("failed")) for t in shown])))
+    for q in questions:
         if q.manual:
             lines += _manual(q, [t for t in res.tests if t.question == q.id])
             continue
         mark = "✅" if q.full else "❌"
         lines += [f"## {mark} {_(q.title)}: {q.points:g} / {q.max_points:g}", ""]
-        failed = [t for t in res.tests if t.question == q.id and t.status != results.PASSED
-                  and t.visibility != "hidden"]
+        failed = _failed(res, q)
         withheld = False
         for t in failed:
             kind = _("public test") if t.public else _("hidden test")
-            if not after_due and results.details_withheld(t, manifest):
+            if t.nodeid in held:
                 withheld = True
                 lines.append(f"- {code(t.name)} ({kind}): " + _("{points:g} / {max_points:g}").format(
                     points=t.points, max_points=t.max_points))
                 continue
-            first, *rest = (t.feedback or _("failed")).splitlines() or [_("failed")]
+            first, *rest = said[t.nodeid].splitlines() or [_("failed")]
             lines.append(f"- {code(t.name)} ({kind}): {inline(first)}")
             rest = [r for r in rest if r.strip()]
             if rest:
@@ -94,6 +99,11 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
             lines.append("- " + _("no test result (the grader could not run this question's tests)"))
         lines.append("")
     return "\n".join(lines)
+
+
+def _failed(res: results.SubmissionResult, q: results.QuestionScore) -> list[results.TestResult]:
+    """The question's failed tests a student may see (a ``hidden`` visibility is not shown at all)."""
+    return [t for t in res.tests if t.question == q.id and t.status != results.PASSED and t.visibility != "hidden"]
 
 
 def _manual(q: results.QuestionScore, marks: list[results.TestResult]) -> list[str]:

@@ -160,6 +160,17 @@ def answers(notebook: bytes) -> dict[str, list[str]]:
     return out
 
 
+def fill(notebook: bytes, given: dict[str, str]) -> bytes:
+    """``notebook`` with each cell tagged ``answer:<id>`` holding ``given[id]`` (a demo
+    submission's answers: ``autograder.build.candidates.notebook``)."""
+    nb = json.loads(notebook)
+    for cell in nb["cells"]:
+        for tag in cell.get("metadata", {}).get("tags", []):
+            if tag.startswith(ANSWER_TAG) and tag[len(ANSWER_TAG):] in given:
+                cell["source"] = given[tag[len(ANSWER_TAG):]].strip()
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()
+
+
 def blank_answers(lab_dir: Path, manifest: Manifest) -> set[str]:
     """The answer cells of the lab's own notebooks, as handed out: an answer equal to one is no answer."""
     out: set[str] = set()

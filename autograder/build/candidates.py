@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.batch import manual
 from autograder.core.files import write_zip
 from autograder.core.labs import Lab
 from autograder.build import stubs
@@ -21,6 +22,7 @@ from autograder.core.manifest import Variant
 
 REFERENCE, STUB = "reference", "stub"
 ALTERNATIVES = "alternatives"  # solutions/<lab>/alternatives/<name>/: candidate id "alternatives/<name>"
+ANSWERS = "answers"  # solutions/<lab>/answers/<question>.md: a model answer to a question marked by hand
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,23 @@ def write_sources(files: dict[str, str], dest: Path) -> Path:
     return dest
 
 
+def notebook(lab: Lab, cand: Candidate) -> dict[str, bytes]:
+    """The notebook a demo submission hands in, for a lab with questions marked by hand
+    (``docs/manual.md``): the reference's English notebook with the model answers of
+    ``solutions/<lab>/answers/<question>.md``, the stub's as handed out; the variants hand
+    in none, as a student who uploads only the code."""
+    m = lab.manifest
+    name = m.notebooks[0]
+    if not m.manual or cand.id not in (REFERENCE, STUB) or not (lab.assignment_dir / name).is_file():
+        return {}
+    data = (lab.assignment_dir / name).read_bytes()
+    if cand.id == REFERENCE:
+        given = {q.id: p.read_text() for q in m.manual if (p := lab.solution_dir / ANSWERS / f"{q.id}.md").is_file()}
+        data = manual.fill(data, given)
+    return {name: data}
+
+
 def zip_candidate(lab: Lab, cand: Candidate, dest: Path) -> Path:
     """A zip as a student would upload: files inside a top folder."""
-    return write_zip(dest, sources(lab, cand), folder=cand.id)
+    files: dict[str, str | bytes] = {**sources(lab, cand), **notebook(lab, cand)}
+    return write_zip(dest, files, folder=cand.id)

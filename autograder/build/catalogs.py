@@ -1,8 +1,10 @@
 """The message catalogs' contents: what the code marks, what the PO files hold.
 
-Babel extracts every ``_("...")`` and ``N_("...")`` from the sources, and
-each lab's titles from its ``lab.toml`` (a student reads them in ``check``
-and in the feedback).  The engine's catalog holds the engine's messages; a
+Babel extracts every ``_("...")`` and ``N_("...")`` from the sources, every
+``tr("...")`` (``autograder.grading.notebook_text``: what a notebook's code
+cells print and draw) from the notebook sources ``<lab>.nb.py``, and each
+lab's titles from its ``lab.toml`` (a student reads them in ``check`` and in
+the feedback).  The engine's catalog holds the engine's messages; a
 lab's catalog holds its own, less those the engine already translates.
 
 :func:`problems` is what ``tests/framework/content/test_i18n.py`` asserts is empty:
@@ -15,6 +17,7 @@ from __future__ import annotations
 import ast
 import datetime
 import io
+import json
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +30,8 @@ from autograder import __version__
 from autograder.core import course, i18n, labs
 
 ENGINE = "autograder"  # the engine's domain
-KEYWORDS = {"_": None, "N_": None}
-METHODS = [("**/locale/**", "ignore"), ("**.py", "python")]
+KEYWORDS = {"_": None, "N_": None, "tr": None}  # tr: autograder.grading.notebook_text
+METHODS = [("**/locale/**", "ignore"), ("**.py", "python")]  # a notebook source <lab>.nb.py is Python
 STAMP = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)  # fixed: no churn in the PO headers
 TRANSLATED = tuple(lang for lang in i18n.LANGS if lang != i18n.DEFAULT)
 
@@ -56,14 +59,36 @@ def domains(root: Path | None = None) -> list[Domain]:
     return out
 
 
-def extract(domain: Domain) -> dict[str, list[str]]:
+def extract_notebook(fileobj, keywords, comment_tags, options):
+    """A Babel extraction method for a built notebook (``.ipynb``): the messages
+    of its code cells, with line numbers counted through the cells in order."""
+    from babel.messages.extract import extract_python
+
+    nb = json.loads(fileobj.read().decode("utf-8"))
+    offset = 0
+    for cell in nb.get("cells", []):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        if cell.get("cell_type") == "code":
+            # IPython magics (%autoreload, !pip) are not Python: blank them, keeping the line count
+            code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n"))
+            for lineno, funcname, messages, comments in extract_python(
+                    io.BytesIO(code.encode("utf-8")), keywords, comment_tags, options):
+                yield lineno + offset, funcname, messages, comments
+        offset += source.count("\n") + 1
+
+
+SHIPPED_METHODS = [*METHODS, ("**.ipynb", extract_notebook)]  # the bundle ships notebooks built, not their sources
+
+
+def extract(domain: Domain, methods=METHODS) -> dict[str, list[str]]:
     """msgid -> where it is used ("file:line")."""
     found: dict[str, list[str]] = {}
     for folder in domain.sources:
         if not folder.is_dir():
             continue
         for filename, lineno, message, _comments, _context in extract_from_dir(
-                folder, METHODS, keywords=KEYWORDS, strip_comment_tags=True):
+                folder, methods, keywords=KEYWORDS, strip_comment_tags=True):
             if isinstance(message, str) and message:
                 found.setdefault(message, []).append(f"{folder.name}/{filename}:{lineno}")
     if domain.name == ENGINE:  # the course file's section titles: the engine shows them in feedback
@@ -174,8 +199,9 @@ def update(root: Path | None = None, only: str | None = None) -> list[Path]:
 
 def student_subset(po: Path, lab: labs.Lab, shipped_dir: Path) -> bytes:
     """A lab's PO file as the student bundle carries it: only the messages of
-    what ships (public tests, lab.toml titles), none only the hidden tests use."""
-    shipped = extract(Domain(lab.name, po.parent, (shipped_dir,), lab))
+    what ships (public tests, the built notebooks' code cells, lab.toml titles),
+    none only the hidden tests use."""
+    shipped = extract(Domain(lab.name, po.parent, (shipped_dir,), lab), methods=SHIPPED_METHODS)
     with open(po, "rb") as f:
         cat = read_po(f)
     for msgid in [m.id for m in cat if m.id and m.id not in shipped]:

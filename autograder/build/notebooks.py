@@ -15,7 +15,14 @@ the built notebooks cannot drift apart in what they run:
 The setup cell, the same in every lab, is written once for the course in
 ``assignments/notebook_setup.py``: a source's code cell tagged ``setup``
 holds only its lab's line ``LAB, MODULE = "<lab>", "<module>"``, which takes
-the place of the template's line ``LAB, MODULE = ...``.
+the place of the template's line ``LAB, MODULE = ...``.  The build writes two
+more of its lines per notebook: ``LANG, BUNDLE_URL = "<lang>", "<url>"`` (the
+notebook's language, so that it and its ``grader.check`` speak it with no
+setting, and where the cell downloads the lab bundle from when it is not
+there: ``[bundle] url`` in ``assignments/course.toml``), and ``NO_BUNDLE``, what
+to do when it cannot get the bundle, in that language.  Apart from those two
+lines the code cells of both languages are the same (:func:`code_cells` with
+``shared=True``).
 
 ``autograder notebooks`` writes ``<lab>.ipynb`` (English) and
 ``<lab>.vi.ipynb`` (Vietnamese), without outputs; a framework test fails
@@ -25,12 +32,23 @@ when the committed notebooks differ from what the source builds.
 from __future__ import annotations
 
 import hashlib
+import json
+import textwrap
 from pathlib import Path
 
 import nbformat
 
+from autograder.core import course, i18n
+from autograder.core.i18n import N_, _
+from autograder.grading.notebook import BUNDLE_DIR
+
 LANGS = ("en", "vi")
 SETUP_TAG, SETUP_FILE, SETUP_LINE = "setup", "notebook_setup.py", "LAB, MODULE = ...\n"
+LANG_LINE, NO_BUNDLE_LINE = "LANG, BUNDLE_URL = ...\n", "NO_BUNDLE = ...\n"  # written per notebook
+NO_BUNDLE = N_("Cannot get the lab bundle. Unzip the one your course gave you into a folder {bundle} next "
+               "to this notebook (on Colab: upload iron-law-labs.zip into the Files panel, then run "
+               "!unzip -q iron-law-labs.zip -d {bundle} in a cell), or give the address of the bundle zip "
+               "in a cell: %env IRONLAW_BUNDLE_URL=<its address>. Then run this cell again.")
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
@@ -42,10 +60,18 @@ def notebook_path(lab_dir: Path, name: str, lang: str) -> Path:
     return lab_dir / (f"{name}.ipynb" if lang == "en" else f"{name}.{lang}.ipynb")
 
 
-def build(source: Path, lang: str) -> nbformat.NotebookNode:
-    """The notebook for ``lang``: shared cells plus that language's text cells."""
+def default_bundle_url(source: Path) -> str:
+    """``[bundle] url`` of the course file of the project holding ``source``."""
+    return course.load(source.resolve().parents[2]).bundle_url  # assignments/<lab>/<lab>.nb.py -> the project
+
+
+def build(source: Path, lang: str, bundle_url: str | None = None) -> nbformat.NotebookNode:
+    """The notebook for ``lang``: shared cells plus that language's text cells.
+    ``bundle_url``: where its first cell downloads the bundle (default: the course file's)."""
     import jupytext
 
+    if bundle_url is None:
+        bundle_url = default_bundle_url(source)
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; expected one of {LANGS}")
     src = jupytext.read(source, fmt="py:percent")
@@ -59,7 +85,7 @@ def build(source: Path, lang: str) -> nbformat.NotebookNode:
         meta = {k: v for k, v in cell.metadata.items() if k != "tags"}
         if rest:
             meta["tags"] = rest
-        text = _setup_cell(source, cell.source) if SETUP_TAG in tags else cell.source
+        text = _setup_cell(source, cell.source, lang, bundle_url) if SETUP_TAG in tags else cell.source
         make = nbformat.v4.new_code_cell if cell.cell_type == "code" else nbformat.v4.new_markdown_cell
         new = make(text, metadata=meta)
         # stable ids: the same source builds byte-identical notebooks
@@ -71,18 +97,56 @@ def build(source: Path, lang: str) -> nbformat.NotebookNode:
     return nb
 
 
-def _setup_cell(source: Path, lab_line: str) -> str:
-    """The course's setup cell (after its header comment) with this lab's line in it."""
+def _setup_cell(source: Path, lab_line: str, lang: str, bundle_url: str) -> str:
+    """The course's setup cell (after its header comment) with this lab's line in it, and
+    this notebook's language, bundle address and NO_BUNDLE message."""
     template = source.parent.parent / SETUP_FILE  # assignments/<lab>/<lab>.nb.py -> assignments/
     cell = template.read_text(encoding="utf-8").split("\n\n", 1)[1]
-    if cell.count(SETUP_LINE) != 1 or not lab_line.startswith("LAB, MODULE = ") or "\n" in lab_line.strip():
-        raise ValueError(f"{source}: a setup cell holds one line `LAB, MODULE = ...`, and {template} has it once")
-    return cell.replace(SETUP_LINE, lab_line.strip() + "\n").rstrip("\n")
+    if any(cell.count(line) != 1 for line in (SETUP_LINE, LANG_LINE, NO_BUNDLE_LINE)) \
+            or not lab_line.startswith("LAB, MODULE = ") or "\n" in lab_line.strip():
+        raise ValueError(f"{source}: a setup cell holds one line `LAB, MODULE = ...`, and {template} has it "
+                         f"once, and `{LANG_LINE.strip()}` and `{NO_BUNDLE_LINE.strip()}` once each")
+    with i18n.language(lang):
+        message = _(NO_BUNDLE).format(bundle=BUNDLE_DIR)
+    cell = cell.replace(SETUP_LINE, lab_line.strip() + "\n")
+    cell = cell.replace(LANG_LINE, f"LANG, BUNDLE_URL = {json.dumps(lang)}, {json.dumps(bundle_url)}\n")
+    cell = cell.replace(NO_BUNDLE_LINE, _literal("NO_BUNDLE = ", message) + "\n")
+    return cell.rstrip("\n")
 
 
-def render(source: Path, lang: str) -> str:
-    return nbformat.writes(build(source, lang)) + "\n"
+def _literal(prefix: str, text: str, width: int = 112) -> str:
+    """``prefix`` and ``text`` as a Python string literal, over several lines when long."""
+    if len(prefix) + len(text) + 2 <= width:
+        return prefix + json.dumps(text, ensure_ascii=False)
+    chunks = textwrap.wrap(text, width - len(prefix) - 4, break_long_words=False, break_on_hyphens=False)
+    if " ".join(chunks) != text:  # not single spaces: one line
+        return prefix + json.dumps(text, ensure_ascii=False)
+    parts = [json.dumps(c + (" " if i < len(chunks) - 1 else ""), ensure_ascii=False) for i, c in enumerate(chunks)]
+    pad = "\n" + " " * (len(prefix) + 1)
+    return f"{prefix}({pad.join(parts)})"
 
 
-def code_cells(nb: nbformat.NotebookNode) -> list[str]:
-    return [c.source for c in nb.cells if c.cell_type == "code"]
+def render(source: Path, lang: str, bundle_url: str | None = None) -> str:
+    return nbformat.writes(build(source, lang, bundle_url)) + "\n"
+
+
+def code_cells(nb: nbformat.NotebookNode, shared: bool = False) -> list[str]:
+    """The code cells' sources; ``shared``: without the setup cell's lines written per language."""
+    cells = [c.source for c in nb.cells if c.cell_type == "code"]
+    if not shared:
+        return cells
+    return [_without_lang_lines(c) for c in cells]
+
+
+def _without_lang_lines(cell: str) -> str:
+    out, skipping = [], False
+    for line in cell.split("\n"):
+        if line.startswith(LANG_LINE[:-4]) or line.startswith(NO_BUNDLE_LINE[:-4]):
+            out.append(line.split("=", 1)[0] + "= ...")
+            skipping = line.rstrip().endswith("(") or (line.split("=", 1)[1].strip().startswith("(")
+                                                       and not line.rstrip().endswith(")"))
+        elif skipping:
+            skipping = not line.rstrip().endswith(")")
+        else:
+            out.append(line)
+    return "\n".join(out)

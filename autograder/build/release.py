@@ -9,6 +9,13 @@ student-side folders of the engine: ``core/``, ``calls/``, ``sandbox/``
 student commands.  Never ``batch/``, ``build/`` or another command, and
 nothing from ``solutions/``, ``tests/``, ``examples/`` or ``benchmarks/``.
 
+The notebooks are built from their sources as the bundle is (never copied
+from disk), with the bundle's address written into their first cell: the
+course file's ``[bundle] url`` unless ``bundle_url`` says otherwise
+(:mod:`autograder.build.notebooks`).  :func:`write_zip` packs a bundle folder
+into the zip that address serves: its files at the zip's root, so that it
+unpacks into ``iron-law-labs/`` as the notebooks' first cell does it.
+
 The bundle is built in a temporary folder beside its target, scanned by
 :mod:`autograder.build.leakscan`, and moved into place only when clean.
 """
@@ -22,8 +29,8 @@ import tomllib
 from pathlib import Path
 
 import autograder
-from autograder.build import catalogs, leakscan, stubs
-from autograder.core import course, i18n, labs
+from autograder.build import catalogs, leakscan, notebooks, stubs
+from autograder.core import course, files as core_files, i18n, labs
 from autograder.core.files import shipped_files
 
 PACKAGE = "autograder"
@@ -112,11 +119,22 @@ def engine_files(package_dir: Path) -> dict[str, Path]:
     return files
 
 
-def build(root: Path, dest: Path) -> list[str]:
-    """Write the bundle into ``dest`` (an empty folder); returns its files, sorted."""
+def _built_notebooks(lab: labs.Lab, bundle_url: str | None) -> dict[Path, str]:
+    """The lab's notebooks (where it has a source), built now with ``bundle_url`` in their first cell."""
+    source = notebooks.source_path(lab.assignment_dir, lab.name)
+    if not source.is_file():
+        return {}
+    return {notebooks.notebook_path(lab.assignment_dir, lab.name, lang): notebooks.render(source, lang, bundle_url)
+            for lang in notebooks.LANGS}
+
+
+def build(root: Path, dest: Path, bundle_url: str | None = None) -> list[str]:
+    """Write the bundle into ``dest`` (an empty folder); returns its files, sorted.
+    ``bundle_url``: where its notebooks download it from (default: the course file's)."""
     all_labs = labs.all_labs(root)
     for lab in all_labs:
         generated = stubs.generate(lab)  # the stubs from their reference, never a file on disk that may be stale
+        generated.update(_built_notebooks(lab, bundle_url))  # so are the notebooks, from their source
         for rel, src in shipped_files(lab.assignment_dir, root).items():
             if src.name.endswith(NOTEBOOK_SOURCE) or src in generated:
                 continue
@@ -124,6 +142,7 @@ def build(root: Path, dest: Path) -> list[str]:
             if src.name == "lab.toml":
                 (dest / rel).write_text(student_manifest(src.read_text()), encoding="utf-8")
         for src, text in generated.items():
+            (dest / src.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
             (dest / src.relative_to(root)).write_text(text, encoding="utf-8")
         for po in sorted((lab.assignment_dir / i18n.LAB_LOCALE).glob("*.po")):  # after the tests are in place
             (dest / po.relative_to(root)).write_bytes(
@@ -137,14 +156,21 @@ def build(root: Path, dest: Path) -> list[str]:
     return sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
 
 
-def release(root: Path, target: Path) -> list:
+def write_zip(folder: Path, dest: Path) -> Path:
+    """The bundle in ``folder`` as one reproducible zip, its files at the root (no top folder):
+    what the notebooks' first cell downloads and unpacks into ``iron-law-labs/``."""
+    names = sorted(p for p in folder.rglob("*") if p.is_file())
+    return core_files.write_zip(dest, {p.relative_to(folder).as_posix(): p.read_bytes() for p in names})
+
+
+def release(root: Path, target: Path, bundle_url: str | None = None) -> list:
     """Build the bundle beside ``target``, scan it and move it into place when
     clean.  Returns the leak findings (empty: released); a refused release
     leaves nothing behind."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))  # same disk: the move is a rename
     try:
-        build(root, tmp)
+        build(root, tmp, bundle_url)
         findings = leakscan.scan(leakscan.read_tree(tmp), leakscan.collect_secrets(root))
         if not findings:
             if target.exists():

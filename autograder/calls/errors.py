@@ -25,6 +25,7 @@ class GraderError(RuntimeError):
 
 
 OUTPUT_LIMIT = 2000  # characters of captured output kept (the tail: the last lines matter)
+TRACEBACK_LIMIT = 8000  # characters of a trimmed traceback kept (whole frames: loader.trimmed_traceback)
 
 
 class StudentCodeError(Exception):
@@ -51,5 +52,5 @@ class StudentCodeError(Exception):
 
     @classmethod
     def from_dict(cls, d: dict) -> "StudentCodeError":
-        return cls(str(d.get("kind", CRASH)), str(d.get("message", ""))[:4000], str(d.get("traceback", ""))[:8000],
-                   str(d.get("output") or "")[-OUTPUT_LIMIT:])
+        return cls(str(d.get("kind", CRASH)), str(d.get("message", ""))[:4000],
+                   str(d.get("traceback", ""))[:TRACEBACK_LIMIT], str(d.get("output") or "")[-OUTPUT_LIMIT:])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import os
 import re
 import sys
 import traceback
@@ -27,20 +28,87 @@ from autograder.core.i18n import _
 MODIFIED_ARGUMENT = "modified_argument"
 
 
-def trimmed_traceback(exc: BaseException, code_dirs: list[Path]) -> str:
-    """The traceback of ``exc`` with only the frames inside ``code_dirs``."""
-    dirs = [str(d.resolve()) for d in code_dirs]
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if any(str(Path(f.filename).resolve()).startswith(d) for d in dirs)
-    ]
-    lines = traceback.format_list(frames)
-    if isinstance(exc, SyntaxError) and exc.filename:
-        lines += traceback.format_exception_only(type(exc), exc)
-    else:
-        lines.append(f"{type(exc).__name__}: {exc}\n")
-    return "".join(lines)[-8000:]
+LINE_LIMIT = 300  # characters of one traceback line kept (a one-line program is one source line)
+
+
+def student_file(filename: object, code_dir: Path, hide: tuple[str, ...] = ()) -> str | None:
+    """The name a student knows a frame's file by (``accumulation.py``), or None when
+    the file is not theirs.
+
+    Theirs: a ``.py`` file directly in ``code_dir``, other than the lab's own support
+    files in ``hide``. Never a pseudo-file such as ``<frozen importlib._bootstrap>``
+    or ``<string>``: resolved against a worker's cwd (its code folder, /tmp), those
+    passed for its files. Nor anything deeper: a worker sees a Python that lies under
+    /tmp at its own path, and a student's folder may hold a venv."""
+    if not isinstance(filename, str) or filename.startswith("<"):
+        return None
+    path = Path(os.path.abspath(filename))  # as the import opened it: a relative sys.path entry, a symlink
+    if path.parent != Path(os.path.abspath(code_dir)) or path.suffix != ".py" or path.name in hide:
+        return None
+    return path.name
+
+
+def trimmed_traceback(exc: BaseException, code_dir: Path, hide: tuple[str, ...] = ()) -> str:
+    """The traceback of ``exc`` as the student knows their code: only the frames in their
+    own files (:func:`student_file`), each file by its own name, then the exception.
+
+    Never a frame of the engine, importlib, a library, the reference or a test: those
+    would show code the student must not see and bury theirs (an import failed under
+    eight ``<frozen importlib._bootstrap>`` frames)."""
+    frames = []
+    for frame in traceback.extract_tb(exc.__traceback__):  # reads each source line now, by the real path
+        name = student_file(frame.filename, code_dir, hide)
+        if name is not None:
+            frame.filename = name
+            frames.append(frame)
+    return _fit(traceback.StackSummary.from_list(frames).format(), _exception_lines(exc, code_dir, hide))
+
+
+def _syntax_error_file(exc: BaseException, code_dir: Path, hide: tuple[str, ...]) -> str | None:
+    """The student's file a SyntaxError is in, by name; None for any other exception or
+    file (``compile`` of a string: its text is no file of theirs)."""
+    return student_file(exc.filename, code_dir, hide) if isinstance(exc, SyntaxError) else None
+
+
+def _exception_lines(exc: BaseException, code_dir: Path, hide: tuple[str, ...]) -> list[str]:
+    """The traceback's last lines: a SyntaxError in one of the student's files with its
+    place (file by name, line, source line, caret); anything else as type and message."""
+    where = _syntax_error_file(exc, code_dir, hide)
+    if where is None:
+        return [f"{type(exc).__name__}: {exc}\n"]
+    shown = traceback.TracebackException(type(exc), exc, None, compact=True)
+    shown.filename = where
+    return list(shown.format_exception_only())
+
+
+def _fit(frames: list[str], tail: list[str], limit: int = errors.TRACEBACK_LIMIT) -> str:
+    """The newest whole frames that fit in ``limit`` with the exception after them.
+
+    Cut anywhere else, a traceback would start mid-line, and a hidden test's feedback
+    would take all of it for the exception's text (``plugin.safe_traceback``): every
+    number rounded, line numbers too."""
+    end = _short_lines("".join(tail))[: limit // 4]
+    kept, size = [], len(end)
+    for chunk in map(_short_lines, reversed(frames)):
+        if size + len(chunk) > limit:
+            break
+        kept.append(chunk)
+        size += len(chunk)
+    return "".join(reversed(kept)) + end
+
+
+def _short_lines(text: str) -> str:
+    return "".join(line if len(line) <= LINE_LIMIT else line[: LINE_LIMIT - 1] + "…\n"
+                   for line in text.splitlines(keepends=True))
+
+
+def _import_error(exc: BaseException, code_dir: Path, hide: tuple[str, ...]) -> str:
+    """"SyntaxError: invalid syntax", without Python's "(accumulation.py, line 139)": the
+    traceback shows that place, exactly; a hidden test's feedback rounds every number of
+    a message (it reads "line 140")."""
+    if _syntax_error_file(exc, code_dir, hide) is not None:
+        return f"{type(exc).__name__}: {exc.msg}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def load_each(code_dir: Path, files: tuple[str, ...], support_dir: Path | None = None,
@@ -70,11 +138,9 @@ def load_each(code_dir: Path, files: tuple[str, ...], support_dir: Path | None =
             try:
                 loaded[name] = sys.modules.get(name) or importlib.import_module(name)
             except BaseException as exc:  # SyntaxError, SystemExit, anything at import time
-                failed[f] = errors.StudentCodeError(
-                    errors.IMPORT,
-                    _("importing {file} failed: {error}").format(file=f, error=f"{type(exc).__name__}: {exc}"),
-                    trimmed_traceback(exc, [code_dir]),
-                )
+                error = _import_error(exc, code_dir, support_files)
+                failed[f] = errors.StudentCodeError(errors.IMPORT, _("importing {file} failed: {error}").format(
+                    file=f, error=error), trimmed_traceback(exc, code_dir, support_files))
         return loaded, {f: failed[f] for f in files if f in failed}  # in the lab's order
     finally:
         for n in names:
@@ -123,8 +189,9 @@ def find_function(modules: dict[str, ModuleType], name: str,
     raise errors.StudentCodeError(errors.MISSING_FUNCTION, _("no function {name}() in {files}").format(name=name, files=where))
 
 
-def call(fn, args: tuple, kwargs: dict, code_dirs: list[Path]):
-    """Call a loaded function, turning any exception into StudentCodeError."""
+def call(fn, args: tuple, kwargs: dict, code_dir: Path, hide: tuple[str, ...] = ()):
+    """Call a loaded function, turning any exception into StudentCodeError (its traceback
+    shows the frames in ``code_dir``'s files but those in ``hide``: :func:`trimmed_traceback`)."""
     try:
         return fn(*args, **kwargs)
     except NotImplementedError:
@@ -135,7 +202,7 @@ def call(fn, args: tuple, kwargs: dict, code_dirs: list[Path]):
         raise errors.StudentCodeError(
             errors.EXCEPTION,
             _("{name}() raised {error}").format(name=fn.__name__, error=f"{type(exc).__name__}: {str(exc)[:500]}"),
-            trimmed_traceback(exc, code_dirs),
+            trimmed_traceback(exc, code_dir, hide),
         ) from None
 
 

@@ -84,7 +84,7 @@ class InProcess:
         args, kwargs = encode_call(name, args, kwargs)
         before = loader.fingerprint_arguments(args, kwargs)  # outside the measured window
         if not measure:
-            value = loader.call(fn, args, kwargs, [self.code_dir])
+            value = loader.call(fn, args, kwargs, self.code_dir, self.support_files)
             loader.check_unmodified(name, fn, args, kwargs, before)
             return decode_result(name, value), None
         tracing = tracemalloc.is_tracing()
@@ -94,7 +94,7 @@ class InProcess:
         base, _current = tracemalloc.get_traced_memory()
         w0, c0 = time.perf_counter(), _cpu_time()
         try:
-            value = loader.call(fn, args, kwargs, [self.code_dir])
+            value = loader.call(fn, args, kwargs, self.code_dir, self.support_files)
         finally:
             w1, c1 = time.perf_counter(), _cpu_time()
             _current, peak = tracemalloc.get_traced_memory()

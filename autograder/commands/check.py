@@ -16,7 +16,7 @@ from autograder.commands import lang_option
 from autograder.core import labs
 from autograder.core.i18n import _
 from autograder.core.results import PASSED, TestResult
-from autograder.grading.local import hidden_tests, public_tests_here, public_tests_sandboxed
+from autograder.grading.local import count_hidden_tests, hidden_tests, public_tests_here, public_tests_sandboxed
 
 
 @click.command("check")
@@ -68,7 +68,7 @@ def main(*, lab: str, path: str | None = None, sandbox: bool = False) -> int:
                         "solutions/: run `autograder stubs`.").format(files=", ".join(absent)), markup=False)
         return 2
     if sandbox:
-        tests, hidden = public_tests_sandboxed(the_lab, code_dir), 0
+        tests, hidden = public_tests_sandboxed(the_lab, code_dir), count_hidden_tests(the_lab)
     else:
         tests, hidden = public_tests_here(the_lab, code_dir)
     return 0 if render(console, the_lab, tests, hidden) else 1

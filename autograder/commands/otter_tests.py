@@ -1,4 +1,5 @@
-"""``autograder otter-tests [LAB]``: rewrite ``assignments/<lab>/otter_tests/`` from the public tests."""
+"""``autograder otter-tests [LAB]``: rewrite ``assignments/<lab>/otter_tests/`` from the public tests
+(one file per question the tests score, worth its ``lab.toml`` points: docs/otter.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""``autograder release --out DIR``: write the student bundle (``autograder.build.release``);
-refuses, writing nothing, when reference code or hidden tests would leak."""
+"""``autograder release --out DIR [--zip FILE] [--bundle-url URL]``: write the student bundle
+(``autograder.build.release``), and with ``--zip`` also the zip the notebooks' first cell
+downloads; refuses, writing nothing, when reference code or hidden tests would leak."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ from pathlib import Path
 import click
 
 from autograder.build import leakscan
-from autograder.build.release import TOP_FILES, release
-from autograder.core import labs
+from autograder.build.release import TOP_FILES, release, write_zip
+from autograder.core import course, labs
 
 
 @click.command("release")
 @click.option("--out", required=True, help="folder to write; must not exist or be empty")
+@click.option("--zip", "zip_path", default=None, metavar="FILE",
+              help="also write the bundle as this zip (publish it at the notebooks' bundle address)")
+@click.option("--bundle-url", default=None, metavar="URL",
+              help="where the notebooks' first cell downloads the bundle zip (default: [bundle] url in course.toml)")
 def command(**options) -> int:
     """write the student bundle (refuses if reference code would leak)"""
     return main(**options)
@@ -25,7 +30,7 @@ def _refuse(message: str, code: int) -> int:
     return code
 
 
-def main(*, out: str) -> int:
+def main(*, out: str, zip_path: str | None = None, bundle_url: str | None = None) -> int:
     root = labs.find_root()
     target = Path(out).resolve()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -33,7 +38,7 @@ def main(*, out: str) -> int:
     missing = [f for f in (*TOP_FILES, "pyproject.toml") if not (root / f).is_file()]
     if missing:
         return _refuse(f"{root} has no {', '.join(missing)}; the bundle needs them", 2)
-    findings = release(root, target)
+    findings = release(root, target, bundle_url)
     if findings:
         return _refuse("\n  ".join([
             f"REFUSED, {len(findings)} leak(s) of reference code or hidden tests; nothing written:",
@@ -41,4 +46,11 @@ def main(*, out: str) -> int:
             f"A line public on purpose goes in solutions/<lab>/{leakscan.ALLOW_FILE}, with a comment saying why."]), 1)
     files = [p for p in target.rglob("*") if p.is_file()]
     print(f"{target}: {len(files)} files for {len(labs.all_labs(root))} labs; leak scan clean")
+    url = course.load(root).bundle_url if bundle_url is None else bundle_url
+    if zip_path:
+        print(f"{write_zip(target, Path(zip_path).resolve())}: the bundle zip, to publish at "
+              f"{url or '(no address: set [bundle] url in assignments/course.toml, or --bundle-url)'}")
+    elif not url:
+        print("the notebooks know no address to download the bundle from: set [bundle] url in "
+              "assignments/course.toml (or pass --bundle-url), and publish the zip of --zip there")
     return 0

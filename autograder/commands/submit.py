@@ -1,9 +1,10 @@
 """``autograder submit LAB``: a student builds the zip to upload.
 
 The zip holds exactly the lab's declared ``student_files`` (flat, so
-``autograder grade`` and Gradescope find them by name), the lab's notebook
-where the student's folder has it (its written answers, for the questions
-marked by hand; outputs cleared, so plots do not swell the upload) and
+``autograder grade`` and Gradescope find them by name), for a lab with
+questions marked by hand its notebook (the written answers; outputs
+cleared, so plots do not swell the upload; both languages' where both are
+there, since either may hold the answers) and
 ``MANIFEST.json`` with each file's sha256 and size: a student and an
 instructor can then agree on what was handed in.  The public tests run
 first; failing ones only warn, since a partial submission still earns the
@@ -49,7 +50,8 @@ def main(*, lab: str, path: str | None = None, out: str | None = None) -> int:
             lab=the_lab.short, files=", ".join(wanted)))
         return 2
     files = {f: (code_dir / f).read_bytes() for f in wanted}  # read before the tests run
-    notebooks = {n: cleared(code_dir / n) for n in the_lab.manifest.notebooks if (code_dir / n).is_file()}
+    notebooks = {n: cleared(code_dir / n) for n in the_lab.manifest.notebooks
+                 if the_lab.manifest.manual and (code_dir / n).is_file()}  # only a written answer needs it
     if the_lab.manifest.manual and not notebooks:
         console.print("[bold yellow]" + _("WARNING: no notebook ({names}) in {folder}: your written answers "
                                           "are not in the zip.").format(

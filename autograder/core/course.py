@@ -1,6 +1,7 @@
 """The course file, ``assignments/course.toml``: content that belongs to this
 course, not to the engine (the chapter's sections that feedback points to,
-what the sandbox preloads for student code, the student bundle's README).
+what the sandbox preloads for student code, the student bundle's README and the
+address its zip is downloaded from).
 
 Strict, like ``lab.toml``: an unknown key or a wrong type is a
 :class:`CourseError` that names the key and the file.
@@ -19,8 +20,9 @@ FILE = "course.toml"  # in assignments/
 _SCHEMA = {  # table -> key -> type
     "chapter": {"book": str, "title": str, "sections": dict},
     "sandbox": {"preload": list},
-    "bundle": {"readme": str},
+    "bundle": {"readme": str, "url": str},
 }
+OPTIONAL = {("bundle", "url"): ""}  # (table, key) -> its value when the file leaves it out
 
 
 class CourseError(ValueError):
@@ -34,6 +36,7 @@ class Course:
     sections: dict[str, str]  # "5" -> "Identifying bottlenecks"
     preload: tuple[str, ...]  # modules the zygote imports before any worker starts
     readme: str  # the bundle's README; "{rows}" becomes one table row per lab
+    bundle_url: str = ""  # where the notebooks' first cell downloads the bundle zip from ("": nowhere)
 
 
 def parse(data: dict, where: str) -> Course:
@@ -47,7 +50,7 @@ def parse(data: dict, where: str) -> Course:
         for key in sorted(set(got) - set(keys)):
             raise CourseError(f"{where}: unknown key {key!r} in [{table}]; known: {sorted(keys)}")
         for key, kind in keys.items():
-            if not isinstance(got.get(key), kind):
+            if not isinstance(got.get(key, OPTIONAL.get((table, key))), kind):
                 raise CourseError(f"{where}: [{table}] {key} must be a {kind.__name__}")
     sections = data["chapter"]["sections"]
     if not all(isinstance(v, str) for v in sections.values()):
@@ -56,7 +59,8 @@ def parse(data: dict, where: str) -> Course:
     if not all(isinstance(m, str) and m for m in preload):
         raise CourseError(f"{where}: [sandbox] preload must list module names")
     return Course(book=data["chapter"]["book"], title=data["chapter"]["title"], sections=dict(sections),
-                  preload=tuple(preload), readme=data["bundle"]["readme"])
+                  preload=tuple(preload), readme=data["bundle"]["readme"],
+                  bundle_url=data["bundle"].get("url", OPTIONAL[("bundle", "url")]).strip())
 
 
 @functools.lru_cache(maxsize=4)

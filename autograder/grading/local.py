@@ -1,6 +1,13 @@
 """A student's own runs of the public tests: in this process (breakpoints
 work) or sandboxed exactly as the grader runs them.  ``check`` and
 ``submit`` both run them; the hidden tests are counted, never run.
+
+Counting needs only pytest's collection, which imports the test modules and
+runs no fixture, so no student code: the ``student`` fixture is what loads a
+submission.  In-process runs count them as they collect; a sandboxed run
+passes only the public tests to its grader, so :func:`count_hidden_tests`
+collects the hidden ones here.  A student's bundle ships no hidden tests:
+there the count is 0 and the wording says "the hidden tests".
 """
 
 from __future__ import annotations
@@ -48,6 +55,18 @@ def public_tests_here(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], 
     return collector.results, collector.hidden
 
 
+def count_hidden_tests(lab: labs.Lab) -> int:
+    """How many hidden tests ``lab`` has here, by collecting them (none runs, no
+    student code is imported); 0 where there are none, as in a student's bundle."""
+    if not lab.hidden_tests_dir.is_dir():
+        return 0
+    collector = _Collector(lab.hidden_tests_dir)
+    pytest_here.run_pytest_here([str(lab.hidden_tests_dir), "--collect-only", "-p", "no:cacheprovider",
+                                 "-p", "no:terminal", "-o", "addopts=", "--strict-markers", "--import-mode=importlib",
+                                 "--rootdir", str(lab.root)], lab.root, [collector])
+    return collector.hidden
+
+
 def public_tests_sandboxed(lab: labs.Lab, code_dir: Path) -> list[TestResult]:
     with tempfile.TemporaryDirectory(prefix="ironlaw-check-") as tmp:
         staged = staging.stage(code_dir, lab.manifest.student_files, Path(tmp) / "code")
@@ -57,5 +76,7 @@ def public_tests_sandboxed(lab: labs.Lab, code_dir: Path) -> list[TestResult]:
 
 
 def hidden_tests(count: int) -> str:
-    """"24 hidden tests", or "the hidden tests" when the count is not known here."""
+    """"24 hidden tests", or "the hidden tests" when none were counted here (a
+    student's bundle has none to count; a sandboxed ``check`` counts them with
+    :func:`count_hidden_tests`, an in-process one as it collects)."""
     return _("{count} hidden tests").format(count=count) if count else _("the hidden tests")

@@ -58,19 +58,25 @@ def assert_close(actual, expected, *, what: str, case: str = "", rtol: float = 1
     e = e.astype(np.float64)
     bad = ~np.isfinite(a) & np.isfinite(e)
     if bad.any():
-        idx = np.unravel_index(np.argmax(bad), a.shape) if a.shape else ()
+        if not a.shape:
+            raise AssertionError(M.say(M.NOT_FINITE_NUMBER, what=what, case=sfx))
+        idx = np.unravel_index(np.argmax(bad), a.shape)
         raise AssertionError(M.say(M.NOT_FINITE, what=what, case=sfx, count=int(bad.sum()), index=_fmt_index(idx)))
     err = np.abs(a - e)
     allowed = atol + rtol * np.abs(e)
     over = np.where(np.isfinite(e), err - allowed, 0.0)
     if (over > 0).any():
         flat = int(np.argmax(over))
-        idx = np.unravel_index(flat, a.shape) if a.shape else ()
-        if integral:  # the size of the error would give the expected integer away
-            larger = a.reshape(-1)[flat] > e.reshape(-1)[flat]
-            raise AssertionError(M.say(M.NOT_CLOSE_TOO_LARGE if larger else M.NOT_CLOSE_TOO_SMALL,
-                                       what=what, case=sfx, index=_fmt_index(idx)))
         got, want = float(a.reshape(-1)[flat]), float(e.reshape(-1)[flat])
+        if not a.shape:  # one number: nothing to point at
+            if integral:
+                raise AssertionError(M.say(M.TOO_LARGE if got > want else M.TOO_SMALL, what=what, case=sfx))
+            raise AssertionError(M.say(M.NOT_CLOSE_NUMBER, what=what, case=sfx, direction=M.direction(got, want),
+                                       rtol=rtol, atol=atol))
+        idx = np.unravel_index(flat, a.shape)
+        if integral:  # the size of the error would give the expected integer away
+            raise AssertionError(M.say(M.NOT_CLOSE_TOO_LARGE if got > want else M.NOT_CLOSE_TOO_SMALL,
+                                       what=what, case=sfx, index=_fmt_index(idx)))
         raise AssertionError(M.say(M.NOT_CLOSE, what=what, case=sfx, direction=M.direction(got, want),
                                    index=_fmt_index(idx), rtol=rtol, atol=atol))
 
@@ -83,7 +89,7 @@ def assert_scalar(actual, expected, *, what: str, case: str = "", rtol: float = 
         raise AssertionError(M.say(M.WRONG_SHAPE, what=what, case=sfx, got=a.shape, expected=M.say(M.SINGLE_NUMBER)))
     a, e = float(a.reshape(())), float(expected)
     if not math.isfinite(a):
-        raise AssertionError(M.say(M.NOT_FINITE, what=what, case=sfx, count=1, index="()"))
+        raise AssertionError(M.say(M.NOT_FINITE_NUMBER, what=what, case=sfx))
     if abs(a - e) <= atol + rtol * abs(e):
         return
     if e == 0:  # no ratio to give: only the direction

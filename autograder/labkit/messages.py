@@ -21,6 +21,10 @@ NOT_FINITE = N_("{what}{case}: contains {count} NaN or inf value(s), first at in
 # which way and roughly how far (``direction``): never the size of the error, which with the
 # student's own value would give the expected value away
 NOT_CLOSE = N_("{what}{case}: {direction} at index {index} (rtol={rtol:g}, atol={atol:g})")
+# a 0-d value (one number) has no index to name ("at index ()" said nothing);
+# exact integers say only TOO_LARGE or TOO_SMALL
+NOT_FINITE_NUMBER = N_("{what}{case}: NaN or inf where a finite number is expected")
+NOT_CLOSE_NUMBER = N_("{what}{case}: {direction} (rtol={rtol:g}, atol={atol:g})")
 LARGER_BY = N_("too large, about {ratio}× the expected value")
 SMALLER_BY = N_("too small, about {ratio}× the expected value")
 LARGER = N_("too large")
@@ -47,6 +51,8 @@ SNAPSHOT_MISSING = N_("snapshot {name} is missing; an instructor must run `autog
 EXACT_INT = N_("an exact int (a count: integer arithmetic, // and never /)")
 NUMBERS_OR_ARRAY = N_("numbers or an array")
 SINGLE_NUMBER = N_("() (a single number)")
+# a test whose details (traceback, output) an earlier test in the same feedback shows already
+SAME_DETAILS = N_("{message} (details as for {test} above)")
 
 NEAR = 0.05  # a ratio within 5% of 1 is said in words
 TEXT_LIMIT = 300  # characters of student text in one message
@@ -147,3 +153,20 @@ def student_text(text, limit: int = TEXT_LIMIT, keep=()) -> str:
     kept = set(keep)
     s = _NUMBER.sub(lambda m: m.group() if m.group() in kept else _round_token(m.group()), s)
     return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+# -- one submission's feedback ----------------------------------------------------
+def details_once(feedbacks: list[tuple[str, str]]) -> list[str]:
+    """Each ``(test name, feedback)``'s feedback, given in the order the student reads
+    them, where details that an earlier test showed already (the lines after the first:
+    a traceback, what the code printed) become a pointer to that test
+    (:data:`SAME_DETAILS`). A file that does not import fails every test that needs it
+    with the same traceback: it is read once, not once per test."""
+    first_with: dict[tuple[str, ...], str] = {}
+    out = []
+    for name, feedback in feedbacks:
+        message, *rest = feedback.splitlines() or [""]
+        details = tuple(line for line in rest if line.strip())
+        earlier = first_with.setdefault(details, name) if details else name
+        out.append(feedback if earlier == name else say(SAME_DETAILS, message=message, test=earlier))
+    return out

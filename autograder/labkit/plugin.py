@@ -353,20 +353,31 @@ def _exact_numbers(limits) -> tuple[str, ...]:
 
 
 _FRAME = re.compile(r'  File "[^"\n]*", line \d+(, in [^\n]*)?')
+# a recursion's frames, said once (traceback's own words): the count is the code's own number
+_REPEATED = re.compile(r"  \[Previous line repeated \d+ more times?\]")
 
 
 def safe_traceback(tb: str, keep=()) -> str:
     """A traceback for a hidden test's feedback: its frames (file, line, the
-    student's source line) as they are; everything after them (the exception
-    message, which may hold the inputs) as :func:`messages.student_text`."""
+    student's source line) as they are, a recursion's repeat count rounded;
+    everything after them (the exception message, which may hold the inputs) as
+    :func:`messages.student_text`."""
     lines = tb.rstrip("\n").splitlines()
-    i = 0
-    while i < len(lines) and _FRAME.fullmatch(lines[i]):
+    shown, i = [], 0
+    while i < len(lines):
+        if _REPEATED.fullmatch(lines[i]):  # frames go on after it: their line numbers stay exact
+            shown.append(messages.student_text(lines[i], keep=keep))
+            i += 1
+            continue
+        if not _FRAME.fullmatch(lines[i]):
+            break
+        shown.append(lines[i])
         i += 1
         while i < len(lines) and lines[i].startswith("    "):  # source line, carets
+            shown.append(lines[i])
             i += 1
     rest = "\n".join(lines[i:])
-    return "\n".join(lines[:i] + ([messages.student_text(rest, keep=keep)] if rest else []))
+    return "\n".join(shown + ([messages.student_text(rest, keep=keep)] if rest else []))
 
 
 NOTE_LIMIT = 16_000

@@ -154,17 +154,18 @@ def serve(conn: socket.socket, req: dict, files: dict[str, bytes], namespaces: b
         channel.recv_json(conn)  # {"go"}: the grader has read this process's baseline
     except (channel.ChannelClosed, OSError, ValueError):
         os._exit(0)
-    modules, failed = loader.load_each(work, tuple(req["student_files"]), None, tuple(req["support_files"]))
+    support = tuple(req["support_files"])
+    modules, failed = loader.load_each(work, tuple(req["student_files"]), None, support)
     channel.send_json(conn, {"hello": {"ready_ms": round((time.perf_counter() - req["t0"]) * 1e3, 1)}})
     while True:
         try:
             msg = wire.loads(channel.recv(conn, wire.MAX_BYTES))
         except (channel.ChannelClosed, OSError):
             os._exit(0)
-        channel.send(conn, _answer(msg, modules, failed, work))
+        channel.send(conn, _answer(msg, modules, failed, work, support))
 
 
-def _answer(msg: dict, modules, failed, work: Path) -> bytes:
+def _answer(msg: dict, modules, failed, work: Path, support_files: tuple[str, ...]) -> bytes:
     name = msg["fn"]
     try:
         fn = loader.find_function(modules, name, failed, work)
@@ -173,7 +174,7 @@ def _answer(msg: dict, modules, failed, work: Path) -> bytes:
         # hide its own in-place changes. That only skips a check that protects the student
         # (the grader's data never reaches this process), so it needs no stronger guard.
         before = loader.fingerprint_arguments(args, kwargs)
-        value = loader.call(fn, args, kwargs, [work])
+        value = loader.call(fn, args, kwargs, work, support_files)  # a support file's frames: the lab's code
         loader.check_unmodified(name, fn, args, kwargs, before)
         try:
             return wire.dumps({"ok": value}, _("return value of {name}()").format(name=name))

@@ -15,13 +15,13 @@ every function below (the tests rely on them):
 * Every number returned is a float.
 
 Your task: replace every `raise NotImplementedError` below with code.  Each
-docstring is the contract the tests check; `autograder check lab1` runs the
-public tests, and hidden ones run at grading.
+docstring is the contract the tests check; they call every function with keyword
+arguments.  `autograder check lab1` runs the public tests; hidden ones run at grading.
 
-Tóm tắt (tiếng Việt): định luật sắt thành công cụ tính.  O = 6 * P * T FLOP;
-tốc độ là FLOP/s, thời gian là giây (trừ khi tên ghi giờ hay ngày); tiền là
-đô la, công suất là W (đối số) hay kW (kết quả), năng lượng là kWh;
-peak_flop_per_s là đỉnh của MỘT thiết bị; mọi số trả về đều là float.
+Tóm tắt (tiếng Việt): định luật sắt thành công cụ tính; mọi hàm được gọi bằng
+đối số từ khoá.  O = 6 * P * T FLOP; tốc độ là FLOP/s, thời gian là giây (trừ khi
+tên ghi giờ hay ngày); tiền là đô la, công suất là W (đối số) hay kW (kết quả),
+năng lượng là kWh; peak_flop_per_s là đỉnh của MỘT thiết bị; mọi số trả về là float.
 """
 
 from __future__ import annotations

@@ -22,13 +22,13 @@ Conventions used by every function below (the tests rely on them):
   d // h and never d / h).  The tests check the type.
 
 Your task: replace every `raise NotImplementedError` below with code.  Each
-docstring is the contract the tests check; `autograder check lab1` runs the
-public tests, and hidden ones run at grading.
+docstring is the contract the tests check; they call every function with keyword
+arguments.  `autograder check lab1` runs the public tests; hidden ones run at grading.
 
 Tóm tắt (tiếng Việt): đếm FLOP của một lớp GPT-2 (lượt xuôi và lượt ngược),
-rồi đo tỉ lệ thông lượng đỉnh mà phép nhân ma trận đạt trên một thiết bị
-(CPU này, hoặc thiết bị mô phỏng của lab1_device.py).  Một FLOP
-là một phép cộng hoặc nhân dấu phẩy động ((m, k) @ (k, n) tốn 2*m*k*n FLOP);
+rồi đo tỉ lệ thông lượng đỉnh mà phép nhân ma trận đạt trên một thiết bị (CPU
+này, hoặc thiết bị mô phỏng của lab1_device.py); mọi hàm được gọi bằng đối số từ
+khoá.  Một FLOP là phép cộng hoặc nhân dấu phẩy động ((m, k) @ (k, n) tốn 2*m*k*n FLOP);
 đếm cả ma trận điểm S x S (không chia đôi); số đếm là int, tính cho một lớp.
 """
 

@@ -107,7 +107,7 @@ def accumulate_and_step(
     mất mát nhân b_j / B, ghi gradient tích luỹ, bước một lần; gradient không rò
     sang batch sau; không bao giờ đưa cả batch lớn qua mô hình. Trả về
     ``"grads"`` (dict mỗi bước), ``"params"`` (bản sao detach, theo dtype của
-    config) và ``"forward_log"``: ``model.forward_log`` nguyên vẹn. Trình chấm
+    config) và ``"forward_log"``: ``model.forward_log`` nguyên vẹn. Bộ chấm
     so gradient và tham số với SGD trên batch lớn, và so nhật ký lượt xuôi với
     các micro-batch nó mong đợi: một lượt xuôi cho mỗi micro-batch, đúng thứ
     tự, đúng các mẫu; một lượt xuôi nhiều hơn ``micro_batch_size`` mẫu làm mất

@@ -225,7 +225,7 @@ def trajectory(*, surface: str, optimizer: str, start: tuple[float, float], step
     Tóm tắt (tiếng Việt): chạy ``steps`` bước của bộ tối ưu trên mặt mất mát, từ
     ``start``, với gradient chính xác của ``loss_surface``; ``"sgd"`` và
     ``"momentum"`` dùng ``sgd_step`` (momentum mặc định 0.9). Trả về các điểm đã
-    đi qua, shape (steps + 1, 2), float64; hàng 0 là ``start``. Trình chấm so
+    đi qua, shape (steps + 1, 2), float64; hàng 0 là ``start``. Bộ chấm so
     từng điểm với ``torch.optim`` (rtol 1e-6, atol 1e-9, cộng độ nhạy của chính
     trường hợp đó với sai số làm tròn), nên không cần khớp thứ tự phép tính của
     torch. Mỗi lần gọi có giới hạn 30 s.
@@ -382,7 +382,7 @@ def gradient_noise(*, config: dict, batch_sizes: list[int], trials: int, pool_si
     rút có hoàn lại); std(B) = căn của tổng phương sai (ddof=1) theo toạ độ;
     khớp ``np.polyfit(np.log(B), np.log(std), 1)``. Trả về
     ``{"std": (len(batch_sizes),) float64, "slope": float, "intercept": float}``.
-    Trình chấm chạy lại thí nghiệm (rtol 1e-6) và so std(B) với sigma/sqrt(B)
+    Bộ chấm chạy lại thí nghiệm (rtol 1e-6) và so std(B) với sigma/sqrt(B)
     (sai lệch tối đa 25%), hệ số góc -0.5 ± 0.1. Mỗi lần gọi có giới hạn 30 s.
     """
     ### BEGIN SOLUTION

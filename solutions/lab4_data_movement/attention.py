@@ -6,8 +6,7 @@ memory several times. Tiled attention (FlashAttention's idea) walks over K
 and V in blocks and keeps, for every query row, a running max m, a running
 normaliser l and a running unnormalised output. When a new block raises the
 max, the old l and output are rescaled by exp(m_old − m_new). The result is
-exactly softmax(QKᵀ/√d)·V, but only one block×block tile of scores exists at
-a time.
+exactly softmax(QKᵀ/√d)·V, but only one block×block tile of scores exists at a time.
 
 Conventions:
   * q, k, v have shape (..., S, d): any leading dimensions are independent
@@ -15,11 +14,12 @@ Conventions:
   * scores are scaled by 1/√d, where d is the last dimension.
   * causal=True: query position i attends to key positions j ≤ i only.
   * outputs have the dtype of q and are computed in that dtype.
+  * sizes here are binary: KiB = 2**10 bytes, MiB = 2**20 bytes (pipeline.py's KB is 10**3).
 
 Tóm tắt (tiếng Việt): attention chia khối duyệt K, V theo khối với softmax trực tuyến
 (max tích luỹ m, hệ số chuẩn hoá l, đầu ra tích luỹ) và cho đúng softmax(QKᵀ/√d)·V mà
 không giữ ma trận S×S. q, k, v có dạng (..., S, d); điểm nhân với 1/√d; causal=True:
-truy vấn i chỉ nhìn khoá j ≤ i; đầu ra có dtype của q.
+truy vấn i chỉ nhìn khoá j ≤ i; đầu ra có dtype của q; KiB = 2**10 byte, MiB = 2**20 byte.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def attention_score_bytes(*, S: int, block_size: int, bytes_per_element: int) ->
           "full_bytes": S × S × bytes_per_element;
           "tile_bytes": block_size × block_size × bytes_per_element.
         Example: S=4096, block 128, FP32: 64 MiB (67,108,864) against
-        64 KB (65,536).
+        64 KiB (65,536).
 
     Tóm tắt (tiếng Việt): trả về dict hai khoá (int, byte) cho một head:
     "full_bytes" = S × S × bytes_per_element và
@@ -67,7 +67,7 @@ def standard_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: b
         float32, above 709 in float64).
 
     Tóm tắt (tiếng Việt): tính softmax(QKᵀ/√d)·V bằng cách tạo đủ ma trận điểm
-    (..., S, S), với softmax ổn định số (trừ max của mỗi hàng trước exp; trình chấm dùng cả
+    (..., S, S), với softmax ổn định số (trừ max của mỗi hàng trước exp; bộ chấm dùng cả
     điểm lớn đến mức exp tràn số nếu không trừ: trên 88 với float32, trên 709 với float64) và
     mặt nạ causal nếu cần; trả về mảng (..., S, d) có dtype của q.
     """

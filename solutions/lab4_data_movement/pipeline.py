@@ -250,7 +250,7 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
     một lần theo thứ tự bằng rec.load(i, ...) và tính nó đúng một lần, theo cùng thứ tự, trong
     luồng gọi hàm bằng rec.compute(item, ...); tuần tự, hoặc với một luồng nền threading.Thread
     (không phải tiến trình) nạp trước vào queue.Queue(maxsize=queue_size), được join trước khi
-    trả về. Trình chấm chỉ xét các sự kiện đã ghi (chồng lấp, giới hạn hàng đợi, luồng và tiến
+    trả về. Bộ chấm chỉ xét các sự kiện đã ghi (chồng lấp, giới hạn hàng đợi, luồng và tiến
     trình), không xét ngưỡng thời gian; mỗi lần gọi có giới hạn 20 s. Trả về rec.report().
     """
     ### BEGIN SOLUTION

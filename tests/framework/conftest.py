@@ -49,3 +49,54 @@ def toy_lab(toy_root):
     from autograder.core import labs
 
     return labs.get("labx", toy_root)
+
+
+@pytest.fixture(scope="session")
+def linked_venv():
+    """``make(where, names)``: a new venv under ``where`` that sees only the distributions
+    ``names`` and what they need (the extras a dependent asks for, none of their own), at this venv's versions (requirements.lock's),
+    through links to this venv's files named by a ``.pth`` file; returns its python.
+
+    Seconds instead of the minutes (and the GB) of installing torch again, and offline.  A
+    path a ``.pth`` file names is not a site folder, so the ``.pth`` files found there (this
+    project's editable install among them) are not run: ``import autograder`` fails in it."""
+    import subprocess
+    import sys
+    import sysconfig
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    def closure(names) -> dict[str, metadata.Distribution]:
+        """Each distribution needed, with the extras its dependents ask for (``bleach[css]``)."""
+        found, seen, todo = {}, set(), [(n, "") for n in names]
+        while todo:
+            name, extra = todo.pop()
+            name = canonicalize_name(name)
+            if (name, extra) in seen:
+                continue
+            seen.add((name, extra))
+            found[name] = dist = found.get(name) or metadata.distribution(name)
+            for line in dist.requires or []:
+                req = Requirement(line)
+                if req.marker is None or req.marker.evaluate({"extra": extra}):
+                    todo += [(req.name, "")] + [(req.name, e) for e in req.extras]
+        return found
+
+    def make(where: Path, names) -> Path:
+        subprocess.run([sys._base_executable, "-m", "venv", str(where / "venv")], check=True, timeout=300)
+        python = where / "venv" / "bin" / "python"
+        links = where / "preinstalled"
+        links.mkdir()
+        site = Path(sysconfig.get_paths()["purelib"])
+        for dist in closure(names).values():
+            for top in {Path(str(f)).parts[0] for f in dist.files or ()} - {"..", "__pycache__"}:
+                if (site / top).exists() and not (links / top).exists():
+                    (links / top).symlink_to(site / top)
+        purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        (Path(purelib) / "preinstalled.pth").write_text(f"{links}\n")
+        return python
+
+    return make

@@ -72,7 +72,7 @@ def check_tiled(student, rng, shape, *, causal, block_size, dtype=np.float64, sc
 
 
 def test_attention_score_bytes(student, rng):
-    # Chapter: a 128×128 FP32 tile is 64 KB, against 64 MiB for a full 4096² score matrix.
+    # Chapter: a 128×128 FP32 tile is 64 KiB (65,536 bytes), against 64 MiB for a full 4096² score matrix.
     got = student.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4)
     assert_keys(got, ("full_bytes", "tile_bytes"), what="attention_score_bytes", case=_("S=4096, block 128, FP32"))
     assert_scalar(got["full_bytes"], 64 * 2**20, what="full_bytes", case="S=4096, FP32", rtol=0)

@@ -1,5 +1,6 @@
 """Otter test for question 'iron_law_mfu' of lab1_iron_law: runs its public tests
-(assignments/lab1_iron_law/tests) on the files in the notebook's folder.
+(assignments/lab1_iron_law/tests) on the files in the notebook's folder; worth
+4 point(s), all of them when every public test of the question passes.
 
 Written by `autograder otter-tests lab1`; do not edit.
 """
@@ -10,7 +11,7 @@ OK_FORMAT = False
 name = 'iron_law_mfu'
 
 
-@test_case(name="public tests", points=1)
+@test_case(name="public tests", points=4)
 def public_tests():
     from autograder.grading.notebook import check
 

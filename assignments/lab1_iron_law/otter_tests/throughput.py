@@ -1,5 +1,6 @@
 """Otter test for question 'throughput' of lab1_iron_law: runs its public tests
-(assignments/lab1_iron_law/tests) on the files in the notebook's folder.
+(assignments/lab1_iron_law/tests) on the files in the notebook's folder; worth
+5 point(s), all of them when every public test of the question passes.
 
 Written by `autograder otter-tests lab1`; do not edit.
 """
@@ -10,7 +11,7 @@ OK_FORMAT = False
 name = 'throughput'
 
 
-@test_case(name="public tests", points=1)
+@test_case(name="public tests", points=5)
 def public_tests():
     from autograder.grading.notebook import check
 

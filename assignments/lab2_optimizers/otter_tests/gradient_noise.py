@@ -1,5 +1,6 @@
 """Otter test for question 'gradient_noise' of lab2_optimizers: runs its public tests
-(assignments/lab2_optimizers/tests) on the files in the notebook's folder.
+(assignments/lab2_optimizers/tests) on the files in the notebook's folder; worth
+4 point(s), all of them when every public test of the question passes.
 
 Written by `autograder otter-tests lab2`; do not edit.
 """
@@ -10,7 +11,7 @@ OK_FORMAT = False
 name = 'gradient_noise'
 
 
-@test_case(name="public tests", points=1)
+@test_case(name="public tests", points=4)
 def public_tests():
     from autograder.grading.notebook import check
 

@@ -1,5 +1,6 @@
 """Otter test for question 'bytes_per_param' of lab3_memory: runs its public tests
-(assignments/lab3_memory/tests) on the files in the notebook's folder.
+(assignments/lab3_memory/tests) on the files in the notebook's folder; worth
+3 point(s), all of them when every public test of the question passes.
 
 Written by `autograder otter-tests lab3`; do not edit.
 """
@@ -10,7 +11,7 @@ OK_FORMAT = False
 name = 'bytes_per_param'
 
 
-@test_case(name="public tests", points=1)
+@test_case(name="public tests", points=3)
 def public_tests():
     from autograder.grading.notebook import check
 

@@ -1,5 +1,6 @@
 """Otter test for question 'tiled_attention' of lab4_data_movement: runs its public tests
-(assignments/lab4_data_movement/tests) on the files in the notebook's folder.
+(assignments/lab4_data_movement/tests) on the files in the notebook's folder; worth
+10 point(s), all of them when every public test of the question passes.
 
 Written by `autograder otter-tests lab4`; do not edit.
 """
@@ -10,7 +11,7 @@ OK_FORMAT = False
 name = 'tiled_attention'
 
 
-@test_case(name="public tests", points=1)
+@test_case(name="public tests", points=10)
 def public_tests():
     from autograder.grading.notebook import check
 

@@ -1,10 +1,14 @@
 """Each lab notebook, in each language, runs headless against the reference in
 under 60 s, without stored outputs, and every one of its ``grader.check`` cells
 (otter) passes there.  Both languages are built from one source and share
-every code cell."""
+every code cell; what those cells print and plot follows the language
+(``autograder.grading.notebook_text``): Vietnamese numbers in the Vietnamese
+notebook's output, and plots that differ from the English ones."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shutil
 import time
 
@@ -18,6 +22,13 @@ from autograder.build import notebooks
 BUDGET_S = 60.0
 LABS = labs.all_labs()
 LAB_LANGS = [(lab, lang) for lab in LABS for lang in notebooks.LANGS]
+
+
+# a number only English writes: a decimal point after a leading 0 or before one or two digits, or
+# commas between millions and thousands (Vietnamese writes 0,017, 65,5, 1.720.320; "1,960" is either)
+ENGLISH_NUMBER = re.compile(r"(?<![\d.,])0\.\d|\d\.\d{1,2}(?![\d.])|\d,\d{3},\d{3}")
+VIETNAMESE_DECIMAL = re.compile(r"\d,\d")
+PLOTS: dict[tuple[str, str], list[str]] = {}  # (lab, lang) -> the sha1 of each PNG the headless run drew
 
 
 def nb_path(lab, lang, folder=None):
@@ -55,7 +66,10 @@ def test_notebook_stored_without_outputs(lab, lang):
 @pytest.mark.parametrize(("lab", "lang"), LAB_LANGS, ids=lambda x: getattr(x, "short", x))
 def test_every_question_has_a_check_cell(lab, lang):
     nb = nbformat.read(nb_path(lab, lang), as_version=4)
-    assert list(check_cells(nb)) == [q.id for q in lab.manifest.questions], "one grader.check per question, in order"
+    assert list(check_cells(nb)) == [q.id for q in lab.manifest.tested], "one grader.check per question, in order"
+    # a question marked by hand has no check: its answer cell, tagged answer:<id>, one per language
+    answers = [t for c in nb.cells for t in c.metadata.get("tags", []) if t.startswith("answer:")]
+    assert answers == [f"answer:{q.id}" for q in lab.manifest.manual]
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
@@ -66,7 +80,12 @@ def test_notebooks_built_from_their_source(lab):
         assert nb_path(lab, lang).read_text(encoding="utf-8") == notebooks.render(src, lang), \
             f"{nb_path(lab, lang).name} is stale: run `autograder notebooks {lab.short}`"
     en, vi = (nbformat.read(nb_path(lab, lang), as_version=4) for lang in ("en", "vi"))
-    assert notebooks.code_cells(en) == notebooks.code_cells(vi), "code cells must be identical in both languages"
+    assert notebooks.code_cells(en, shared=True) == notebooks.code_cells(vi, shared=True), \
+        "code cells must be identical in both languages (but the setup cell's language lines)"
+    setup = {lang: next(c for c in notebooks.code_cells(nb) if "LANG, BUNDLE_URL = " in c) for lang, nb in
+             (("en", en), ("vi", vi))}
+    for lang, cell in setup.items():  # each notebook says its own language in its first cell
+        assert f'LANG, BUNDLE_URL = "{lang}", ' in cell, cell[:600]
     en_text = [c.source for c in en.cells if c.cell_type == "markdown"]
     vi_text = [c.source for c in vi.cells if c.cell_type == "markdown"]
     assert len(en_text) == len(vi_text), "every English text cell needs its Vietnamese twin"
@@ -76,7 +95,7 @@ def test_notebooks_built_from_their_source(lab):
 
 @pytest.mark.parametrize(("lab", "lang"), LAB_LANGS, ids=lambda x: getattr(x, "short", x))
 def test_notebook_runs_headless_under_budget(lab, lang, tmp_path, monkeypatch):
-    monkeypatch.setenv(i18n.ENV, lang)  # the kernel inherits it: grader.check speaks the notebook's language
+    monkeypatch.delenv(i18n.ENV)  # no setting (as on Colab): the first cell says the notebook's language
     work = student_copy(lab, tmp_path, lab.solution_dir)
     nb = nbformat.read(nb_path(lab, lang, work), as_version=4)
     client = NotebookClient(nb, timeout=int(BUDGET_S * 2), kernel_name="python3",
@@ -85,7 +104,51 @@ def test_notebook_runs_headless_under_budget(lab, lang, tmp_path, monkeypatch):
     client.execute()
     elapsed = time.perf_counter() - t0
     assert elapsed < BUDGET_S, f"{nb_path(lab, lang).name} took {elapsed:.1f} s (budget {BUDGET_S:.0f} s)"
-    images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert images >= 2, "each notebook draws its plots"
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    images = [hashlib.sha1(o["data"]["image/png"].encode()).hexdigest() for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) >= 2, "each notebook draws its plots"
+    PLOTS[lab.name, lang] = images
     failing = {q: text for q, text in check_cells(nb).items() if PASSED not in text}
     assert not failing, f"grader.check fails on the reference: {failing}"
+    printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    if lang == "vi":  # numbers printed for a Vietnamese reader: 31.784 kWh, MFU 0,5
+        english = sorted({line.strip() for line in printed.splitlines() if ENGLISH_NUMBER.search(line)})
+        assert not english, f"numbers written the English way in {nb_path(lab, lang).name}: {english[:5]}"
+        assert VIETNAMESE_DECIMAL.search(printed), "the Vietnamese notebook prints its decimals with a comma"
+    if lab.short == "lab1":  # the chapter's energy bill, as each reader writes it
+        assert {"en": "31,784 kWh", "vi": "31.784 kWh"}[lang] in printed
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
+def test_plots_are_drawn_in_each_language(lab):
+    """Every plot has text in the notebook's language, so no Vietnamese PNG is the English one
+    (read from the headless runs above; skipped when they did not both run)."""
+    if (lab.name, "en") not in PLOTS or (lab.name, "vi") not in PLOTS:
+        pytest.skip("needs test_notebook_runs_headless_under_budget in both languages first")
+    en, vi = PLOTS[lab.name, "en"], PLOTS[lab.name, "vi"]
+    assert len(en) == len(vi), "both languages draw the same plots"
+    same = [i + 1 for i, (a, b) in enumerate(zip(en, vi)) if a == b]
+    assert not same, f"plot(s) {same} of {lab.name} are identical in English and Vietnamese"
+
+
+def test_a_cell_runs_the_students_latest_code(tmp_path):
+    """The setup cell turns IPython's autoreload on: after a student saves a module, the next
+    run of a cell calls the new code, with no kernel restart (lab 1's stub, then its reference)."""
+    lab = labs.get("lab1")
+    work = student_copy(lab, tmp_path, lab.assignment_dir)  # the stubs
+    setup = next(c for c in notebooks.code_cells(nbformat.read(nb_path(lab, "en", work), as_version=4))
+                 if "notebook.checker()" in c)
+    demo = ("import flops\ntry:\n    print('GOT', flops.matmul_flops(m=2, k=3, n=4))\n"
+            "except NotImplementedError:\n    print('GOT the stub')")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(setup), nbformat.v4.new_code_cell(demo)])
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(work)}})
+
+    def run(index: int) -> str:
+        cell = client.execute_cell(nb.cells[index], index)
+        return "".join(o.get("text", "") for o in cell.outputs)
+
+    with client.setup_kernel():
+        run(0)
+        assert "GOT the stub" in run(1)
+        shutil.copy(lab.solution_dir / "flops.py", work / "flops.py")  # the student implements it and saves
+        assert "GOT 48" in run(1), "the edited module was not reloaded"  # 2 m k n FLOPs

@@ -1,7 +1,10 @@
-"""Otter-grader: generated test files, the notebook's first cell, and ``otter run``.
+"""Otter-grader: generated test files, the notebook's first cell, the otter zip, and ``otter run``.
 
 The otter tests call the public pytest tests (one source of truth), so their
-committed copies must be exactly what ``autograder otter-tests`` writes.
+committed copies must be exactly what ``autograder otter-tests`` writes.  The
+zip must be self-contained: ``otter run`` in a venv holding only otter-grader
+and Colab-like packages (not this project) gives the reference the lab's
+points and the stub zero (docs/otter.md).
 """
 
 from __future__ import annotations
@@ -24,8 +27,7 @@ from autograder.grading import notebook
 from autograder.build import otter
 
 LABS = labs.all_labs()
-OTTER_LAB = "lab4"  # the quickest notebook: `otter run` executes it whole
-
+REPO = Path(__file__).resolve().parents[3]
 
 def run_otter_test(lab, question: str):
     """Run the committed otter test of ``question`` against the current folder, as grader.check does."""
@@ -109,33 +111,153 @@ def test_setup_cell_finds_an_uninstalled_bundle_beside_the_notebook(tmp_path):
     assert "CHECK False" in proc.stdout  # the stubs fail their public tests
 
 
-# -- otter run -------------------------------------------------------------------------
-def submission_zip(path: Path, lab, code_dir: Path) -> Path:
+# -- the zip -----------------------------------------------------------------------------
+OTTER_LAB = "lab3"  # the quickest under `otter run`: about 13 s for the reference, 11 s for the stub
+ENGINE = Path(notebook.__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def otter_zip(tmp_path_factory) -> Path:
+    return otter.build_zip(labs.get(OTTER_LAB), tmp_path_factory.mktemp("otter") / "autograder.zip")
+
+
+def _pip_lines(environment_yml: str) -> list[str]:
+    import yaml
+
+    deps = yaml.safe_load(environment_yml)["dependencies"]
+    return next(d["pip"] for d in deps if isinstance(d, dict))
+
+
+def test_the_zip_carries_the_engine_its_tests_import_and_their_requirements(otter_zip, tmp_path):
+    from autograder.build import release
+
+    lab = labs.get(OTTER_LAB)
+    with zipfile.ZipFile(otter_zip) as z:
+        names = set(z.namelist())
+        read = lambda n: z.read(n).decode()  # noqa: E731
+        engine = {n.removeprefix(f"{otter.ENGINE_DIR}/") for n in names if n.startswith(f"{otter.ENGINE_DIR}/autograder/")}
+        assert engine == set(release.engine_files(ENGINE)), "the engine modules `autograder release` ships, no other"
+        assert "autograder/grading/notebook.py" in engine and not {n for n in engine if "/batch/" in n or "/build/" in n}
+        assert {f"{otter.ENGINE_DIR}/{f}" for f in lab.manifest.support_files} <= names
+        assert {f"tests/{q}.py" for q in otter.otter_points(lab)} <= names
+        assert "[[variants" not in read(f"{otter.ZIP_LAB_ROOT}/assignments/{lab.name}/lab.toml")
+        assert f"{otter.ZIP_LAB_ROOT}/assignments/{lab.name}/locale/vi.po" in names  # a notebook in Vietnamese
+        reqs = read(otter.REQUIREMENTS).splitlines()
+        pip = _pip_lines(read("environment.yml"))
+        config = json.loads(read("otter_config.json"))
+    assert pip == [f"otter-grader[grading,plugins]=={otter_version()}", *reqs], "environment.yml installs them"
+    assert set(reqs) <= set((REPO / "requirements.lock").read_text().splitlines()), "pinned as the lock pins them"
+    assert "torch==2.13.0" in reqs
+    assert {"numpy", "torch", "pytest", "pytest-timeout", "babel", "matplotlib"} <= {r.split("==")[0].lower() for r in reqs}
+    # no "Public Tests" row without a score above the questions (NaN NaN in otter run's table)
+    assert config["show_hidden"] and not config["force_public_test_summary"] and config["show_all_public"]
+    again = otter.build_zip(lab, tmp_path / "again.zip")
+    assert again.read_bytes() == otter_zip.read_bytes(), "the zip must be reproducible"
+
+
+def otter_version() -> str:
+    from otter.version import __version__
+
+    return __version__
+
+
+def test_torch_index_goes_into_the_requirements(tmp_path, monkeypatch, capsys):
+    from autograder.cli import main
+
+    url = "https://torch-cpu.example.invalid/whl"
+    monkeypatch.setenv("TORCH_INDEX_URL", url)  # as for the Gradescope zip's setup.sh
+    assert main(["otter", OTTER_LAB, "--out", str(tmp_path / "a.zip")]) == 0
+    assert "30 otter point(s)" in capsys.readouterr().out
+    with zipfile.ZipFile(tmp_path / "a.zip") as z:
+        assert z.read(otter.REQUIREMENTS).decode().splitlines()[0] == f"--extra-index-url {url}"
+        assert f"--extra-index-url {url}" in _pip_lines(z.read("environment.yml").decode())
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
+def test_otter_points_are_the_lab_points_of_the_tested_questions(lab):
+    """A question marked by hand (lab 1's rent_or_buy_memo) has no otter test; every other
+    question of the real labs has public tests, so it is worth its lab.toml points."""
+    assert otter.otter_points(lab) == {q.id: q.points for q in lab.manifest.tested}
+    assert set(otter.test_files(lab)) == {f"{q.id}.py" for q in lab.manifest.tested}
+
+
+def test_otter_points_of_a_question_without_public_tests_or_marked_by_hand(toy_root):
+    manifest = toy_root / "assignments" / "labx_toy" / "lab.toml"
+    manifest.write_text(manifest.read_text().replace('[[variants]]', '[[questions]]\nid = "essay"\n'
+                        'title = "Say why"\npoints = 4\nmanual = true\n\n[[variants]]', 1))
+    lab = labs.get("labx_toy", toy_root)
+    assert [q.id for q in lab.manifest.manual] == ["essay"]
+    assert otter.otter_points(lab) == {"add": 3.0, "norm": 0.0}  # norm: no public test, grader.check only imports
+
+
+# -- otter run, in an environment without this project ---------------------------------------
+# What a course's machine or Colab has: otter-grader and Colab's packages (pytest-timeout, rich
+# and this project not among them), at requirements.lock's pins.
+CLEAN_PACKAGES = ("otter-grader", "numpy", "torch", "matplotlib", "pytest", "ipykernel")
+
+
+def _tail(proc: subprocess.CompletedProcess) -> str:
+    return (proc.stdout or "")[-1500:] + (proc.stderr or "")[-1500:]
+
+
+@pytest.fixture(scope="session")
+def clean_python(tmp_path_factory, linked_venv) -> Path:
+    """A venv with only CLEAN_PACKAGES and what they need, at requirements.lock's pins,
+    linked from this one (``linked_venv``: seconds, offline; this project not in it)."""
+    return linked_venv(tmp_path_factory.mktemp("otter-venv"), CLEAN_PACKAGES)
+
+
+def _clean_env(python: Path, tmp: Path) -> dict[str, str]:
+    """This process's environment without anything that leads to this project or its venv."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "JUPYTER_PATH", "PYTHONDONTWRITEBYTECODE", labs.ROOT_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    env["JUPYTER_DATA_DIR"] = str(tmp / "jupyter")  # no kernel spec from the user's folder: this venv's python3
+    return env
+
+
+def submission_zip(path: Path, lab, files: dict[str, str]) -> Path:
     """What a student uploads to otter: the notebook and their modules, side by side."""
     with zipfile.ZipFile(path, "w") as z:
         z.write(lab.assignment_dir / f"{lab.name}.ipynb", f"{lab.name}.ipynb")
-        for f in lab.manifest.student_files:
-            z.write(code_dir / f, f)
+        for name, text in files.items():
+            z.writestr(name, text)
     return path
 
 
-def otter_score(autograder_zip: Path, submission: Path, out: Path) -> tuple[float, float]:
+def otter_run(python: Path, autograder_zip: Path, submission: Path, out: Path) -> tuple[dict, str]:
+    """``otter run`` in the clean venv: (question -> (score, max), its stdout); asserts a sane run."""
     out.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(autograder_zip), "-o", str(out),
-                           "--no-logo", str(submission)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    tests = [t for t in json.loads((out / "results.json").read_text())["tests"] if "max_score" in t]
-    return sum(t["score"] for t in tests), sum(t["max_score"] for t in tests)
+    proc = subprocess.run([str(python), "-m", "otter", "run", "-a", str(autograder_zip), "-o", str(out), "--no-logo",
+                           str(submission)], cwd=out, env=_clean_env(python, out), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, _tail(proc)
+    tests = json.loads((out / "results.json").read_text())["tests"]
+    assert all("max_score" in t for t in tests), [t["name"] for t in tests]  # no "Public Tests" row
+    assert not [t["name"] for t in tests if "No module named" in t.get("output", "")], "the zip lacks a module"
+    assert "NaN" not in proc.stdout, proc.stdout[-2000:]
+    return {t["name"]: (t["score"], t["max_score"]) for t in tests}, proc.stdout
 
 
-def test_otter_run_gives_the_reference_full_marks_and_the_stub_zero(tmp_path):
+def test_otter_run_without_the_project_gives_the_reference_full_marks_and_the_stub_zero(
+        clean_python, otter_zip, tmp_path):
+    from autograder.build import stubs
+
     lab = labs.get(OTTER_LAB)
-    ag = otter.build_zip(lab, tmp_path / "autograder.zip")
-    public = sum(otter.public_points(lab).values())
-    ref = otter_score(ag, submission_zip(tmp_path / "ref.zip", lab, lab.solution_dir), tmp_path / "ref")
-    assert ref == (public, public)
-    stub = otter_score(ag, submission_zip(tmp_path / "stub.zip", lab, lab.assignment_dir), tmp_path / "stub")
-    assert stub == (0, public)
+    bare = subprocess.run([str(clean_python), "-c", "import autograder"], env=_clean_env(clean_python, tmp_path),
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert "No module named 'autograder'" in bare.stderr, "the clean venv must not hold this project"
+    points = {q.id: q.points for q in lab.manifest.tested}
+    total = sum(points.values())
+    reference = {f: (lab.solution_dir / f).read_text() for f in lab.manifest.student_files}
+    got, stdout = otter_run(clean_python, otter_zip, submission_zip(tmp_path / "ref.zip", lab, reference),
+                            tmp_path / "ref")
+    assert got == {q: (p, p) for q, p in points.items()}
+    assert f"Total Score: {total:.3f} / {total:.3f} (100.000%)" in stdout
+    got, stdout = otter_run(clean_python, otter_zip, submission_zip(tmp_path / "stub.zip", lab, stubs.texts(lab)),
+                            tmp_path / "stub")
+    assert got == {q: (0, p) for q, p in points.items()}
+    assert f"Total Score: 0.000 / {total:.3f} (0.000%)" in stdout
 
 
 # -- a question without public tests (the toy lab has two) ------------------------------------

@@ -25,6 +25,8 @@ def test_check_stub_and_reference(toy_root, capsys):
 
 def test_check_sandboxed_matches(toy_root, capsys):
     assert main(["check", "labx", "--sandbox", "--path", str(toy_root / "solutions" / "labx_toy")]) == 0
+    # counted by collecting them only: the same count as in-process, no hidden test run
+    assert "public tests passed; 4 hidden tests run at grading" in capsys.readouterr().out.replace("\n", " ")
     assert main(["check", "labx", "--sandbox"]) == 1
 
 

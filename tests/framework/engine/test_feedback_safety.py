@@ -64,6 +64,18 @@ def test_ratio_two_significant_figures_or_words():
     assert failure(lambda: assert_scalar(3.0, 0.0, what="z")) == "z: too large"
 
 
+def test_one_number_is_not_pointed_at_by_an_empty_index():
+    # a 0-d value has no index: "at index ()" said nothing a student could use
+    for msg in (failure(lambda: assert_close(np.float64(2.0), np.float64(1.0), what="v")),
+                failure(lambda: assert_close(np.int64(5), np.int64(4), what="n")),
+                failure(lambda: assert_close(np.float64("nan"), np.float64(1.0), what="v")),
+                failure(lambda: assert_scalar(float("inf"), 1.0, what="s"))):
+        assert "index" not in msg and "()" not in msg, msg
+    assert failure(lambda: assert_close(np.float64(2.0), np.float64(1.0), what="v")).startswith("v: too large, about 2.0×")
+    assert failure(lambda: assert_close(np.int64(5), np.int64(4), what="n")) == "n: too large"  # no size: exact
+    assert "NaN or inf where a finite number is expected" in failure(lambda: assert_scalar(float("inf"), 1.0, what="s"))
+
+
 def test_ratio_symptom_prints_two_significant_figures():
     assert M.say(M.RATIO_SYMPTOM, what="g", case="", ratio=4.000123, reference_name="r") == "g: it is 4.0× r"
     # any float given to a plain placeholder: never in full
@@ -371,3 +383,14 @@ def test_details_follow_each_students_own_due_date():
     assert shown.past_due("binh") and not shown.past_due("an")  # an's extension runs to the 27th
     assert bulk.Shown(_toy_manifest("after_due_date"), after_due=True, deadline=deadline, now=now).past_due("an")
     assert not bulk.Shown(_toy_manifest("after_due_date"), now=now).past_due("binh")  # no due date: only --after-due
+
+
+def test_a_shared_traceback_is_shown_once():
+    m = _toy_manifest()
+    tb = "importing toy.py failed: SyntaxError: invalid syntax\n  File \"toy.py\", line 3\n    def add(\n           ^"
+    tests = [_test("test_add_one", "add", feedback=tb), _test("test_add_two", "add", feedback=tb),
+             _test("test_norm", "norm", feedback=tb)]
+    md = feedback.markdown(_result(tests, m), m)
+    assert md.count('File "toy.py", line 3') == 1, md
+    assert md.count("(details as for `test_add_one` above)") == 0  # the name is ours, but said as text
+    assert md.count("details as for test\\_add\\_one above") == 2, md

@@ -236,3 +236,18 @@ def test_verify_has_nothing_to_prove_of_a_manual_question(written_lab):
     t = [results.TestResult(nodeid=f"t::{q}", name=q, question=q, max_points=p, points=p, status="passed",
                             visibility="visible") for q, p in (("add", 3), ("norm", 2))]
     assert verify.judge(lab, ref, results.SubmissionResult(submission="r", lab=lab.name, tests=t)) == []
+
+
+def test_demo_submissions_hand_in_the_notebook():
+    """examples/lab1: the reference's notebook holds the model answer, the stub's is as handed out."""
+    from autograder.build import candidates
+    from autograder.core import labs
+
+    lab = labs.get("lab1")
+    ref, stub, variant = candidates.all_candidates(lab)[:3]
+    blank = manual.blank_answers(lab.assignment_dir, lab.manifest)
+    (name, data), = candidates.notebook(lab, ref).items()
+    answer = manual.answers(data)["rent_or_buy_memo"]
+    assert name == "lab1_iron_law.ipynb" and answer[0].startswith("Rent.") and answer[0].strip() not in blank
+    assert [t.strip() for t in manual.answers(candidates.notebook(lab, stub)[name])["rent_or_buy_memo"]][0] in blank
+    assert candidates.notebook(lab, variant) == {}

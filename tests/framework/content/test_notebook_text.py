@@ -1,0 +1,184 @@
+"""What a notebook's code cells print and plot comes in the notebook's language
+(``autograder.grading.notebook_text``): text through ``tr`` from the lab's
+catalog, numbers through ``num`` with the language's separators.  The sources
+use them for every plot text and printed line, the catalogs hold their
+strings, and the student bundle's catalogs keep them.
+
+The executed notebooks themselves are checked in ``test_notebooks.py``
+(Vietnamese number formatting in the printed output, plots that differ
+between the languages)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from babel.messages.extract import extract_python
+from babel.messages.pofile import read_po
+
+from autograder.build import catalogs, notebooks
+from autograder.core import i18n, labs
+from autograder.grading.notebook_text import num, nums, tr
+
+REPO = Path(__file__).resolve().parents[3]
+LABS = labs.all_labs(REPO)
+
+
+# -- tr, num, nums --------------------------------------------------------------------
+@pytest.mark.parametrize(("args", "en", "vi"), [
+    ((31784,), "31,784", "31.784"),  # the chapter's energy bill: 31.784 kWh in Vietnamese, never "31,784"
+    ((1.42, 2), "1.42", "1,42"),
+    ((1.4251, 2), "1.43", "1,43"),
+    ((1_720_320.0,), "1,720,320", "1.720.320"),  # an integral float is written as an integer
+    ((2.5e-4,), "0.00025", "0,00025"),
+    ((8.4e23, ".2e"), "8.40e+23", "8,40e+23"),
+    ((0.2, ".0%"), "20%", "20%"),
+    ((0.683, "6.1%"), " 68.3%", " 68,3%"),
+    ((31784.4, "9,.0f"), "   31,784", "   31.784"),
+    ((65504.0, ".3g"), "6.55e+04", "6,55e+04"),
+    ((np.int64(512), "4d"), " 512", " 512"),
+    ((np.float64(0.115), 3), "0.115", "0,115"),
+])
+def test_num_writes_the_languages_separators(args, en, vi, monkeypatch):
+    for lang, expected in (("en", en), ("vi", vi)):
+        monkeypatch.setenv(i18n.ENV, lang)
+        assert num(*args) == expected, (lang, args)
+        assert num(*args, lang=lang) == expected
+
+
+def test_nums_separates_with_a_semicolon_where_the_comma_is_the_decimal_mark(monkeypatch):
+    monkeypatch.setenv(i18n.ENV, "vi")
+    assert nums(np.array([0.6, 0.8]), "g") == "[0,6; 0,8]"
+    assert nums((0.9, 0.999), brackets="()") == "(0,9; 0,999)"
+    assert nums([64, 64, 64]) == "[64; 64; 64]"
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert nums(np.array([0.6, 0.8]), "g") == "[0.6, 0.8]"
+    assert nums([25_250, 50_000]) == "[25250, 50000]"  # no group separator inside a list
+
+
+@pytest.mark.parametrize("bad", ["3", True, None, [1, 2]])
+def test_num_refuses_what_is_not_a_number(bad):
+    with pytest.raises(TypeError):
+        num(bad)
+
+
+def test_tr_reads_the_lab_catalog_at_call_time(monkeypatch):
+    """A plot title of lab 1 is the catalog's Vietnamese in Vietnamese and the
+    English itself otherwise; text no catalog has stays English."""
+    lab = labs.get("lab1", REPO)
+    with open(lab.assignment_dir / i18n.LAB_LOCALE / "vi.po", "rb") as f:
+        vi = {m.id: m.string for m in read_po(f) if m.id}
+    title = "Training time of Llama 2 70B by the iron law"
+    assert vi[title] == "Thời gian huấn luyện Llama 2 70B theo định luật sắt"
+    monkeypatch.setenv(labs.ROOT_ENV, str(REPO))
+    monkeypatch.setenv(i18n.ENV, "vi")
+    assert tr(title) == vi[title]
+    assert tr("cumulative cost ($M)") == vi["cumulative cost ($M)"] != "cumulative cost ($M)"
+    assert tr("a text no catalog holds") == "a text no catalog holds"
+    monkeypatch.setenv(i18n.ENV, "en")  # the same process, another language: read at every call
+    assert tr(title) == title
+
+
+# -- the sources use them -------------------------------------------------------------
+TEXT_CALLS = {"title", "set_title", "suptitle", "xlabel", "ylabel", "set_xlabel", "set_ylabel", "text", "print"}
+TEXT_KEYWORDS = {"label", "title"}
+ENGLISH_WORD = re.compile(r"(?<![\w.'\"=])[a-z]{3,}\b")  # a lowercase word, not an identifier's piece (x.attr, k=)
+NUMBER_SPEC = re.compile(r"[,_]|\.\d|[eEfFgGdn%]$")  # a format spec that writes a number
+
+
+def _literal(node) -> str | None:
+    """The text of a string literal or an f-string (its fields as {})."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    return None
+
+
+def bare_text(source: str) -> list[str]:
+    """Plot text and printed text written as plain English literals, and numbers
+    formatted by an f-string's spec instead of ``num``: what would stay English."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            args = list(node.args) if name in TEXT_CALLS else []
+            args += [k.value for k in node.keywords if k.arg in TEXT_KEYWORDS]
+            for arg in args:
+                text = _literal(arg)
+                if text and ENGLISH_WORD.search(re.sub(r"\{[^}]*\}", "", text)):
+                    found.append(f"line {arg.lineno}: {text!r} (use tr)")
+        elif isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+            spec = "".join(v.value for v in node.format_spec.values if isinstance(v, ast.Constant))
+            if NUMBER_SPEC.search(spec):
+                found.append(f"line {node.lineno}: {{{ast.unparse(node.value)}:{spec}}} (use num)")
+    return found
+
+
+def test_the_lint_finds_bare_text():
+    source = ('plt.xlabel("sequence length S")\n'
+              'print(f"MFU of the 7B example: {mfu:.3f}")\n'
+              'ax.plot(x, y, label=f"fit: slope {s}")\n'
+              'plt.xlabel(tr("sequence length S")); plt.ylabel("GB"); print(f"{name:>9}: {num(v, 2)} GFLOP")\n')
+    found = bare_text(source)
+    assert sorted(f.split(":")[0] for f in found) == ["line 1", "line 2", "line 2", "line 3"], found
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
+def test_notebook_text_goes_through_tr_and_num(lab):
+    src = notebooks.source_path(lab.assignment_dir, lab.name)
+    found = bare_text(src.read_text(encoding="utf-8"))
+    assert not found, f"{src.name}: text that stays English in the Vietnamese notebook:\n" + "\n".join(found)
+
+
+# -- the catalogs hold their strings, in the repository and in the bundle -------------------
+def notebook_messages(lab) -> set[str]:
+    """The ``tr("...")`` literals of a lab's notebook source."""
+    src = notebooks.source_path(lab.assignment_dir, lab.name)
+    with open(src, "rb") as f:
+        return {msg for _line, _func, msg, _comments in extract_python(f, {"tr": None}, [], {}) if msg}
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
+def test_the_lab_catalog_translates_the_notebook(lab):
+    msgs = notebook_messages(lab)
+    assert len(msgs) > 10, "the notebook prints and plots through tr()"
+    with open(i18n.ENGINE_LOCALE / "vi.po", "rb") as f:
+        engine = {m.id: m.string for m in read_po(f) if m.id}
+    with open(lab.assignment_dir / i18n.LAB_LOCALE / "vi.po", "rb") as f:
+        own = {m.id: m.string for m in read_po(f) if m.id}
+    missing = sorted(m for m in msgs if not (own.get(m) or engine.get(m)))
+    assert not missing, missing
+
+
+def test_extract_notebook_reads_code_cells_only(tmp_path):
+    nb = {"cells": [{"cell_type": "markdown", "source": 'tr("not code")'},
+                    {"cell_type": "code", "source": ["%autoreload 2\n", "x = 1\n", 'plt.title(tr("a title"))']},
+                    {"cell_type": "code", "source": '!pip list\nprint(tr("two {n}").format(n=num(2)))'}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "x.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    with open(tmp_path / "x.ipynb", "rb") as f:
+        found = [(line, msg) for line, _func, msg, _c in catalogs.extract_notebook(f, catalogs.KEYWORDS, [], {})]
+    assert found == [(4, "a title"), (6, "two {n}")]
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
+def test_bundle_catalog_keeps_the_notebook_strings(lab, tmp_path):
+    """The bundle ships the built notebooks, not their source: the lab's catalog
+    there keeps the strings their code cells translate."""
+    shipped = tmp_path / lab.name
+    shutil.copytree(lab.assignment_dir, shipped,
+                    ignore=shutil.ignore_patterns("*.nb.py", "__pycache__", i18n.LAB_LOCALE))
+    po = lab.assignment_dir / i18n.LAB_LOCALE / "vi.po"
+    kept = {m.id for m in read_po(io.BytesIO(catalogs.student_subset(po, lab, shipped))) if m.id}
+    with open(po, "rb") as f:
+        own = {m.id for m in read_po(f) if m.id}
+    lost = sorted((notebook_messages(lab) & own) - kept)
+    assert not lost, f"the bundle's catalog drops notebook strings: {lost[:5]}"
