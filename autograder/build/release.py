@@ -38,6 +38,7 @@ STUDENT_FOLDERS = ("core", "calls", "sandbox", "labkit", "grading")
 STUDENT_MODULES = ("__init__.py", "__main__.py", "cli.py",
                    "commands/__init__.py", "commands/check.py", "commands/submit.py")
 TOP_FILES = ("environment.yml", "requirements.lock", f"assignments/{course.FILE}")
+LICENSE = "LICENSE"  # the project's, where it has one: the bundle is a copy of its files
 NOTEBOOK_SOURCE = ".nb.py"  # the notebooks ship built, one per language (autograder.build.notebooks)
 
 
@@ -151,6 +152,8 @@ def build(root: Path, dest: Path, bundle_url: str | None = None) -> list[str]:
         _copy(src, dest / name)
     for name in TOP_FILES:
         _copy(root / name, dest / name)
+    if (root / LICENSE).is_file():
+        _copy(root / LICENSE, dest / LICENSE)
     (dest / "pyproject.toml").write_text(_pyproject(root), encoding="utf-8")
     (dest / "README.md").write_text(_readme(root, all_labs), encoding="utf-8")
     return sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())

@@ -227,13 +227,15 @@ def autoreload() -> bool:
 
 def checker(tests_dir: str = "otter_tests"):
     """otter's ``grader`` for the lab's folder (the current one, after :func:`locate_bundle`),
-    with :func:`autoreload` on."""
+    with :func:`autoreload` on, its results in the notebook's language (``grading.checker``)."""
     autoreload()
     try:
         import otter
     except ImportError as exc:
         raise ImportError(_(OTTER_MISSING).format(name=exc.name, no_deps=" ".join(NO_DEPS))) from None
-    return otter.Notebook(tests_dir=tests_dir)
+    from autograder.grading.checker import Grader
+
+    return Grader(otter.Notebook(tests_dir=tests_dir))
 
 
 # -- one question's public tests ------------------------------------------------------

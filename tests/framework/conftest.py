@@ -100,3 +100,17 @@ def linked_venv():
         return python
 
     return make
+
+
+@pytest.fixture(scope="session")
+def passed_check():
+    """``passed_check(lang)``: how a passing ``grader.check`` reads in ``lang`` (otter's frame,
+    translated by ``autograder.grading.checker``)."""
+    from autograder.core import i18n
+    from autograder.grading import checker
+
+    def said(lang: str) -> str:
+        with i18n.language(lang):
+            return i18n._(checker.ALL_PASSED).format(name="")
+
+    return said

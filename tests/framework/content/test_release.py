@@ -54,7 +54,8 @@ def test_bundle_holds_no_reference_code(bundle):
 def test_student_half_of_the_engine(bundle):
     files = _tree(bundle)
     assert {"autograder/commands/check.py", "autograder/commands/submit.py", "autograder/labkit/plugin.py",
-            "autograder/sandbox/zygote.py", "environment.yml", "requirements.lock", "pyproject.toml"} <= set(files)
+            "autograder/sandbox/zygote.py", "environment.yml", "requirements.lock", "pyproject.toml",
+            "LICENSE"} <= set(files)
     engine = [n for n in files if n.startswith("autograder/")]
     assert not [n for n in engine if n.split("/")[1] in ("batch", "build")], "the instructors' folders never ship"
     assert {n for n in engine if n.startswith("autograder/commands/")} == STUDENT_COMMANDS
