@@ -15,7 +15,8 @@ LAB, MODULE = ...
 LANG, BUNDLE_URL = ...
 NO_BUNDLE = ...
 BUNDLE = "iron-law-labs"
-os.environ.setdefault("IRONLAW_LANG", LANG)  # messages (grader.check's too) in this notebook's language
+# messages (grader.check's too) in this notebook's language, unless a language is set
+os.environ["IRONLAW_LANG"] = os.environ.get("IRONLAW_LANG") or LANG
 try:
     from autograder.grading import notebook
 except ImportError:  # not installed: the bundle named by $IRONLAW_ROOT or one around this notebook, else download it

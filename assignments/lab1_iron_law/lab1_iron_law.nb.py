@@ -88,7 +88,7 @@ import torch
 
 import costs
 import flops
-from autograder.grading.notebook_text import num, tr  # what the cells print and plot, in the notebook's language
+from autograder.grading.notebook_text import num, show, tr  # what the cells print and plot, in the notebook's language
 
 XL = dict(B=32, S=1024, d=1600, h=25)  # GPT-2 XL: d_model 1600, 25 heads; 32 sequences of 1024 tokens
 SMALL = dict(B=4, S=256, d=768, h=12)  # GPT-2 small
@@ -128,7 +128,7 @@ plt.barh(parts, [layer[k] / 1e9 for k in parts])
 plt.xlabel(tr("GFLOP (forward pass, one layer)"))
 plt.title(tr("A GPT-2 XL layer, B=32, S=1024"))
 plt.tight_layout()
-plt.show()
+show()
 
 # %%
 grader.check("forward_flops")
@@ -170,7 +170,7 @@ plt.xlabel(tr("sequence length S"))
 plt.ylabel(tr("matmul share of the FLOPs (%)"))
 plt.legend()
 plt.tight_layout()
-plt.show()
+show()
 
 # %%
 grader.check("count_to_the_end")
@@ -214,7 +214,7 @@ plt.xlabel(tr("sequence length S"))
 plt.ylabel(tr("GFLOP per token per step"))
 plt.legend()
 plt.tight_layout()
-plt.show()
+show()
 
 # %%
 grader.check("forward_backward")
@@ -349,7 +349,7 @@ plt.ylabel(tr("utilization (fraction of peak)"))
 plt.title(tr("One linear layer"))
 plt.legend()
 plt.tight_layout()
-plt.show()
+show()
 
 # %%
 grader.check("throughput")
@@ -385,7 +385,7 @@ plt.xlabel("MFU")
 plt.ylabel(tr("days on 1024 H100"))
 plt.title(tr("Training time of Llama 2 70B by the iron law"))
 plt.tight_layout()
-plt.show()
+show()
 
 # %%
 grader.check("iron_law_mfu")
@@ -428,7 +428,7 @@ plt.ylabel(tr("cumulative cost ($M)"))
 plt.title(tr("Llama 2 70B on 1024 H100"))
 plt.legend()
 plt.tight_layout()
-plt.show()
+show()
 
 # %% [markdown] tags=["en"]
 # ## 8. The energy bill (section 7)
@@ -461,7 +461,7 @@ plt.xlabel("MFU")
 plt.ylabel(tr("energy (MWh)"))
 plt.title(tr("7B on 1e12 tokens, 1024 A100 + 128 hosts"))
 plt.tight_layout()
-plt.show()
+show()
 
 # %%
 grader.check("rent_and_energy")

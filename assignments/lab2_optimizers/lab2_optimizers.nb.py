@@ -76,7 +76,7 @@ torch.set_num_threads(1)  # the models here are tiny: one thread is faster than 
 import lab2_models
 import optimizers
 import accumulation
-from autograder.grading.notebook_text import num, nums, tr  # what the cells print and plot, in the notebook's language
+from autograder.grading.notebook_text import num, nums, show, tr  # what the cells print and plot, in the notebook's language
 
 # How the plots name and draw each optimizer
 LABEL = {"sgd": "SGD", "momentum": tr("momentum"), "rmsprop": "RMSprop", "adam": "Adam"}
@@ -211,7 +211,7 @@ for name in optimizers.OPTIMIZERS:
     ax.plot(*path[-1], marker=STYLE[name]["marker"], color=STYLE[name]["color"], ms=10, mec="k")  # where it ends
     ax.set_title(tr("Rosenbrock, {optimizer} (lr {lr}): {steps} steps").format(
         optimizer=LABEL[name], lr=num(settings[name]["lr"], "g"), steps=num(steps)), fontsize=10)
-plt.show()
+show()
 
 # %% [markdown] tags=["en"]
 # Things to notice: on the quadratic, SGD zig-zags across the steep direction (its step size is capped by the curvature 20); momentum gathers speed but overshoots and circles in; RMSprop and Adam divide each coordinate by its own gradient scale, so both directions shrink at a similar rate. On Rosenbrock every method finds the valley quickly and then crawls along its floor toward (1, 1); the loss curves show who crawls fastest. Try other learning rates: where does SGD diverge on the quadratic?
@@ -256,7 +256,7 @@ x = np.arange(len(names))
 plt.figure(figsize=(5, 3))
 plt.bar(x - 0.2, rule, 0.4, label=tr("the rule"))
 plt.bar(x + 0.2, real, 0.4, label=tr("what torch.optim keeps"))
-plt.xticks(x, [LABEL[n] for n in names]); plt.ylabel(tr("memory / parameter memory")); plt.legend(); plt.show()
+plt.xticks(x, [LABEL[n] for n in names]); plt.ylabel(tr("memory / parameter memory")); plt.legend(); show()
 
 # %%
 grader.check("optimizer_state")
@@ -281,7 +281,7 @@ ax.loglog(B, np.exp(noise["intercept"]) * B ** noise["slope"], "-", color="tab:o
           label=tr("fit: slope {slope}").format(slope=num(noise["slope"], 3)))
 ax.loglog(B, noise["std"], "o", color="tab:blue", label=tr("measured std of the mini-batch gradient"))
 ax.set_xticks(B, [str(b) for b in batch_sizes]); ax.xaxis.set_minor_locator(plt.NullLocator())
-ax.set_xlabel(tr("batch size B")); ax.set_ylabel(tr("gradient noise (std)")); ax.legend(loc="lower left"); plt.show()
+ax.set_xlabel(tr("batch size B")); ax.set_ylabel(tr("gradient noise (std)")); ax.legend(loc="lower left"); show()
 
 # %% [markdown] tags=["en"]
 # Quadrupling the batch only halves the noise; this diminishing return is one reason large-batch training needs a retuned learning rate.
@@ -316,7 +316,7 @@ for ax, last, where in zip(axes, (55_000, 1_000), ("upper right", "lower right")
     ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))  # 2.5 × 1e-4, not 0.00025
     ax.set_xlabel(tr("step")); ax.set_ylabel(tr("learning rate")); ax.legend(loc=where)
 axes[0].set_title(tr("the whole run")); axes[1].set_title(tr("the warmup: the first 1,000 steps"))
-plt.show()
+show()
 key_steps = [0, 250, 500, 25_250, 50_000, 60_000]
 print(tr("learning rate at steps {steps}: {lrs}").format(
     steps=nums(key_steps), lrs=nums(optimizers.lr_schedule(steps=key_steps), "g")))
@@ -412,7 +412,7 @@ ax.set_xticks([1, 2, 3])  # optimizer steps are whole numbers
 ax.set_ylim(0, max(2.0, 1.15 * top))
 ax.set_xlabel(tr("optimizer step")); ax.set_ylabel(tr("|accumulated| / |big-batch|"))
 ax.legend(title=tr("micro-batches per step"), ncols=len(micro_sizes), fontsize=7, title_fontsize=7, loc="upper center")
-plt.show()
+show()
 
 # %%
 grader.check("accumulation")

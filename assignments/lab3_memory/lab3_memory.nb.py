@@ -81,7 +81,7 @@ import numpy as np
 
 import lab3_models
 import memory
-from autograder.grading.notebook_text import num, nums, tr  # what the cells print and plot, in the notebook's language
+from autograder.grading.notebook_text import num, nums, show, tr  # what the cells print and plot, in the notebook's language
 
 GB = 1e9
 print(tr("the tiny GPT's defaults: {config}").format(config=lab3_models.GPT_DEFAULTS))
@@ -139,7 +139,7 @@ for p in parts:
 ax.set_ylabel("MiB (FP32, Adam, B=8, S=16)")
 ax.set_title(tr("The four terms, measured on tiny GPTs"))
 ax.legend()
-plt.show()
+show()
 
 # %%
 grader.check("four_terms")
@@ -218,7 +218,7 @@ fig, ax = plt.subplots(figsize=(7, 4))
 ax.bar([str(s) for s in seqs], linear, label=tr("34·s·b·h (linear in s)"))
 ax.bar([str(s) for s in seqs], np.subtract(total, linear), bottom=linear, label=tr("5·a·s²·b (attention, quadratic)"))
 ax.set_xlabel(tr("sequence length s")); ax.set_ylabel(tr("GB per layer (GPT-2 XL, b=8)"))
-ax.legend(); plt.show()
+ax.legend(); show()
 
 # %% [markdown] tags=["en"]
 # The same four terms at real scale: GPT-2 small, medium, large and XL with mixed-precision Adam, micro-batch 8, sequence 1024. Weights are 2 bytes/parameter, gradients 2, optimizer state (master + m + v) 12.
@@ -243,7 +243,7 @@ for name, vals in stack.items():
     ax.bar(list(gpt2), vals, bottom=bottom, label=TERM[name])
     bottom += np.array(vals)
 ax.set_ylabel("GB"); ax.set_title(tr("The four terms of GPT-2's training memory (b=8, s=1024)"))
-ax.legend(); plt.show()
+ax.legend(); show()
 
 # %%
 grader.check("activation_formula")
@@ -291,7 +291,7 @@ ax1b.set_ylabel(tr("gradients overflowing to inf"), color="r")
 by = res[0]["underflow_by_parameter"]
 ax2.barh(list(by), list(by.values()))
 ax2.invert_yaxis(); ax2.set_xlabel(tr("fraction lost, loss scale 1"))
-plt.tight_layout(); plt.show()
+plt.tight_layout(); show()
 
 # %% [markdown] tags=["en"]
 # Why master weights stay FP32: an Adam-sized update, lr × grad = 2.5e-4 × 1e-2, added to a weight near 1 is smaller than half of FP16's spacing there (≈ 4.9e-4), so the sum rounds back to the old weight.
@@ -333,7 +333,7 @@ fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.plot(ks, units); ax.axhline(N, ls=":", c="gray", label=tr("no checkpointing"))
 ax.plot([best], [units[best - 1]], "ro", label=f"k={best}")
 ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))  # k counts checkpoints: whole numbers
-ax.set_xlabel(tr("checkpoints k")); ax.set_ylabel(tr("layer-activations kept")); ax.legend(); plt.show()
+ax.set_xlabel(tr("checkpoints k")); ax.set_ylabel(tr("layer-activations kept")); ax.legend(); show()
 
 # %% [markdown] tags=["en"]
 # Now for real, with `torch.utils.checkpoint` on a 4-block tiny GPT. Each segment of blocks keeps only its input; in backward its forward runs again. A forward **pre**-hook counts the re-runs (non-reentrant checkpointing stops a recompute as soon as it has rebuilt what backward needs, so the forward may never return).
@@ -352,7 +352,7 @@ for k, r in ck.items():
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.bar([(tr("no checkpointing") if k == 0 else tr("every {k}").format(k=k)) for k in segs],
        [ck[k]["saved_bytes"] / 1024 for k in segs])
-ax.set_xlabel(tr("checkpoint segments")); ax.set_ylabel(tr("saved activations (KiB)")); plt.show()
+ax.set_xlabel(tr("checkpoint segments")); ax.set_ylabel(tr("saved activations (KiB)")); show()
 
 # %%
 grader.check("checkpointing")
@@ -396,7 +396,7 @@ fig, ax = plt.subplots(figsize=(7, 4))
 ax.bar(names, state, label=tr("weights + gradients + optimizer state"))
 ax.bar(names, acts, bottom=state, label=TERM["activations"])
 ax.axhline(V100 / GB, c="r", ls="--", label=tr("V100 32 GiB = 34.4 GB"))
-ax.set_ylabel("GB"); ax.set_title("GPT-2 XL, B=4, S=1024"); ax.legend(); plt.show()
+ax.set_ylabel("GB"); ax.set_title("GPT-2 XL, B=4, S=1024"); ax.legend(); show()
 
 # %%
 grader.check("v100")

@@ -76,7 +76,7 @@ import allreduce
 import attention
 import lab4_sim  # shipped: the recorded loader work and the simulated ring network
 import pipeline
-from autograder.grading.notebook_text import num, nums, tr  # what the cells print and plot, in the notebook's language
+from autograder.grading.notebook_text import num, nums, show, tr  # what the cells print and plot, in the notebook's language
 
 for module in (pipeline, attention, allreduce):  # pick up your latest edits
     importlib.reload(module)
@@ -142,6 +142,7 @@ ax.set_xlim(0, 210)
 ax.set_xlabel(tr("ms per batch, stages in sequence (no overlap)"))
 ax.legend(loc="center right", fontsize=8)
 plt.tight_layout()
+show()
 
 # %%
 grader.check("slowest_stage")
@@ -185,6 +186,7 @@ for ax, prefetch, title in ((axes[0], False, tr("sequential")), (axes[1], True, 
     ax.set_title(title, fontsize=9)
 axes[1].set_xlabel(tr("seconds since the Recorder was created"))
 plt.tight_layout()
+show()
 
 # %% [markdown] tags=["en"]
 # Now make loading **pure-Python CPU work** (`kind="python_cpu"`: a bytecode loop that holds the GIL, like decoding or augmenting samples in plain Python). Only one thread can run Python bytecode at a time, so the same prefetch thread buys nothing.
@@ -269,6 +271,7 @@ plt.tight_layout()
 print(tr("S=1024 -> 2048: tiled grows by {tiled} MiB, standard by {standard} MiB; budget {budget} MiB").format(
     tiled=num(tiled_mib[-1] - tiled_mib[-2], 2), standard=num(std_mib[-1] - std_mib[-2], 1),
     budget=num(2048 * 2048 * 8 / 8 / 2**20, 0)))
+show()
 
 # %%
 grader.check("tiled_attention")
@@ -329,6 +332,7 @@ ax.set_xticks(Ns)  # ranks are whole numbers
 ax.set_xlabel(tr("ranks N"))
 ax.set_ylabel(tr("bytes sent per rank"))
 fig.legend(fontsize=8, loc="outside lower center")  # below the axes: no line runs under it
+show()
 
 # %%
 grader.check("ring_allreduce")
@@ -364,6 +368,7 @@ ax.set_xlabel(tr("link bandwidth (GB/s)"))
 ax.set_ylabel(tr("seconds"))
 ax.legend(fontsize=8)
 plt.tight_layout()
+show()
 
 # %%
 grader.check("network_wall")

@@ -36,6 +36,8 @@ from itertools import repeat
 
 import numpy as np
 
+from autograder.core.i18n import N_, _
+
 # --------------------------------------------------------------------------
 # Simulated, recorded work (prefetching)
 # --------------------------------------------------------------------------
@@ -69,7 +71,7 @@ def do_work(*, kind: str, amount: float) -> None:
     elif kind == "python_cpu":
         python_work(int(amount))
     else:
-        raise ValueError(f"kind must be 'sleep' or 'python_cpu', got {kind!r}")
+        raise ValueError(_("kind must be 'sleep' or 'python_cpu', got {kind}").format(kind=repr(kind)))
 
 
 class Recorder:
@@ -113,7 +115,8 @@ class Recorder:
     def compute(self, item: dict, *, kind: str, amount: float) -> None:
         """Compute on an item that ``load`` returned: ``do_work(kind=kind, amount=amount)``, recorded."""
         if not (isinstance(item, dict) and "id" in item and "load" in item):
-            raise TypeError(f"compute() takes the item that load() returned, got {type(item).__name__}")
+            raise TypeError(_("compute() takes the item that load() returned, got {type}").format(
+                type=type(item).__name__))
         start = time.perf_counter() - self.t0
         do_work(kind=kind, amount=amount)
         done = self._event(item["id"], "compute", start, kind, amount)
@@ -140,11 +143,33 @@ class RingError(ValueError):
     "dtype":     a message's data has another dtype than the buffers;
     "messages":  ring_send did not return a list of messages;
     "buffer":    ring_receive did not return a 1-D array of the buffer's length and dtype.
+
+    The message is worded once, here (:meth:`explain`, in the reader's
+    language): the notebook prints it, and the public and hidden tests say
+    the same sentence with their case. It names the step and the rank, never
+    a buffer's contents.
     """
 
-    def __init__(self, message: str, *, kind: str, step: int, rank: int, to: int | None = None):
-        super().__init__(message)
-        self.kind, self.step, self.rank, self.to = kind, step, rank, to
+    WORDING = {
+        "neighbour": N_("ring AllReduce{case}: at step {step} rank {rank} sent to rank {to}; on a ring rank {rank} "
+                        "may only send to rank {next}, that is (rank + 1) mod N"),
+        "message": N_("ring AllReduce{case}: at step {step} rank {rank} sent a message that is not a dict with "
+                      "exactly the keys 'to' (an int), 'chunk' (an int below N) and 'data' (a 1-D numpy array)"),
+        "dtype": N_("ring AllReduce{case}: at step {step} rank {rank} sent data of another dtype than the buffers"),
+        "messages": N_("ring AllReduce{case}: at step {step} ring_send for rank {rank} did not return a list of "
+                       "messages"),
+        "buffer": N_("ring AllReduce{case}: at step {step} ring_receive for rank {rank} did not return a 1-D array "
+                     "of the buffer's length and dtype"),
+    }
+
+    def __init__(self, kind: str, *, step: int, rank: int, N: int, to: int | None = None):
+        self.kind, self.step, self.rank, self.N, self.to = kind, step, rank, N, to
+        super().__init__(self.explain())
+
+    def explain(self, case: str = "") -> str:
+        """The broken rule in the current language; ``case`` (such as " (4 ranks)") follows "ring AllReduce"."""
+        return _(self.WORDING[self.kind]).format(case=case, step=self.step, rank=self.rank, to=self.to,
+                                                 next=(self.rank + 1) % self.N)
 
 
 def _is_int(x) -> bool:
@@ -171,23 +196,16 @@ class RingNetwork:
     def send(self, *, step: int, rank: int, message) -> None:
         N = self.N
         if not (isinstance(message, dict) and set(message) == {"to", "chunk", "data"}):
-            keys = sorted(message) if isinstance(message, dict) else type(message).__name__
-            raise RingError(f"step {step}: rank {rank} sent {keys}; a message is a dict with exactly the keys "
-                            "'to', 'chunk' and 'data'", kind="message", step=step, rank=rank)
+            raise RingError("message", step=step, rank=rank, N=N)
         to, chunk, data = message["to"], message["chunk"], message["data"]
         if not (_is_int(to) and _is_int(chunk) and 0 <= chunk < N):
-            raise RingError(f"step {step}: rank {rank} sent a message whose 'to' or 'chunk' is not an int "
-                            f"(chunk in 0..{N - 1})", kind="message", step=step, rank=rank)
+            raise RingError("message", step=step, rank=rank, N=N)
         if int(to) != (rank + 1) % N:
-            raise RingError(f"step {step}: rank {rank} sent to rank {int(to)}; on the ring rank {rank} may only "
-                            f"send to rank {(rank + 1) % N}, that is (rank + 1) % N", kind="neighbour", step=step,
-                            rank=rank, to=int(to))
+            raise RingError("neighbour", step=step, rank=rank, N=N, to=int(to))
         if not (isinstance(data, np.ndarray) and data.ndim == 1 and data.dtype.kind in "biuf"):
-            raise RingError(f"step {step}: rank {rank} sent 'data' that is not a 1-D numeric numpy array",
-                            kind="message", step=step, rank=rank)
+            raise RingError("message", step=step, rank=rank, N=N)
         if self.dtype is not None and data.dtype != self.dtype:
-            raise RingError(f"step {step}: rank {rank} sent {data.dtype} data; the buffers are {self.dtype}",
-                            kind="dtype", step=step, rank=rank)
+            raise RingError("dtype", step=step, rank=rank, N=N)
         data = data.copy()  # on the wire: later changes to the sender's array do not travel
         self.bytes_sent[rank] += int(data.nbytes)
         self.log.append({"step": step, "from": rank, "to": int(to), "chunk": int(chunk), "nbytes": int(data.nbytes)})
@@ -239,17 +257,14 @@ def run_ring(*, buffers, send, receive, history: bool = False) -> dict:
         for rank in range(N):
             messages = send(rank=rank, N=N, step=step, buffer=bufs[rank].copy())
             if not isinstance(messages, (list, tuple)):
-                raise RingError(f"step {step}: ring_send for rank {rank} returned {type(messages).__name__}, "
-                                "not a list of messages", kind="messages", step=step, rank=rank)
+                raise RingError("messages", step=step, rank=rank, N=N)
             for message in messages:
                 net.send(step=step, rank=rank, message=message)
         inboxes = net.deliver()
         for rank in range(N):
             new = receive(rank=rank, N=N, step=step, buffer=bufs[rank].copy(), messages=inboxes[rank])
             if not (isinstance(new, np.ndarray) and new.shape == shape and new.dtype == dtype):
-                got = f"{new.dtype} array of shape {new.shape}" if isinstance(new, np.ndarray) else type(new).__name__
-                raise RingError(f"step {step}: ring_receive for rank {rank} returned {got}; expected the rank's "
-                                f"buffer: a {dtype} array of shape {shape}", kind="buffer", step=step, rank=rank)
+                raise RingError("buffer", step=step, rank=rank, N=N)
             bufs[rank] = new.copy()
         if history:
             steps.append([b.copy() for b in bufs])

@@ -29,6 +29,7 @@ import autograder
 from autograder.build import release
 from autograder.core import labs
 from autograder.core.files import shipped_files, write_zip
+from autograder.grading import checker
 from autograder.labkit import plugin
 
 TESTS_DIR = "otter_tests"  # beside the notebook: grader = otter.Notebook(tests_dir="otter_tests")
@@ -65,7 +66,7 @@ OK_FORMAT = False
 name = {question!r}
 
 
-@test_case(name="public tests", points={points:g})
+@test_case(name={case!r}, points={points:g})
 def public_tests():
     from autograder.grading.notebook import check
 
@@ -109,7 +110,7 @@ def test_files(lab: labs.Lab, root: str | None = None) -> dict[str, str]:
     """File name -> source of each question's otter test.  ``root``: where the
     lab material lies at grading, relative to otter's working folder."""
     root_arg = f", root={root!r}" if root else ""
-    return {f"{q}.py": TEMPLATE.format(question=q, lab=lab.name, short=lab.short, points=pts, root=root_arg)
+    return {f"{q}.py": TEMPLATE.format(question=q, case=checker.PUBLIC_TESTS, lab=lab.name, short=lab.short, points=pts, root=root_arg)
             for q, pts in otter_points(lab).items()}
 
 

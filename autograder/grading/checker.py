@@ -4,8 +4,10 @@ Otter writes the frame of a check's result itself, in English ("q results: All
 test cases passed!", "❌ Test case failed"); the messages inside it are ours,
 already translated (:func:`autograder.grading.notebook.check`).  So
 ``grader.check`` returns otter's own result (every attribute as otter has it,
-for otter's logs and ``check_all``), shown with the frame in the current
-language (:func:`autograder.core.i18n.current`), as text and as HTML.
+for otter's logs), shown with the frame in the current language
+(:func:`autograder.core.i18n.current`), as text and as HTML.
+``grader.check_all`` checks every question the same way, one after another,
+and shows all their results.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ PASSED_HTML = N_("{name} passed!")
 # otter's own words at the start of a test case's message (otter.test_files.exception_test)
 OTTER_FAILED, OTTER_PASSED = "❌ Test case failed", "✅ Test case passed"
 CASE_FAILED, CASE_PASSED = N_("❌ Test case failed"), N_("✅ Test case passed")
+# the one test case of every otter test file (autograder.build.otter writes it): its name is shown
+PUBLIC_TESTS = N_("public tests")
 
 
 # otter's pointer into its own test file (a generated one-liner that calls ``check``): nothing a
@@ -50,7 +54,10 @@ class Result:
         return getattr(self._result, name)
 
     def _cases(self):
-        return [(tcr.test_case.name, case_message(tcr.message)) for tcr in self._result.test_case_results]
+        def name(case):
+            return _(PUBLIC_TESTS) if case.name == PUBLIC_TESTS else case.name
+
+        return [(name(tcr.test_case), case_message(tcr.message)) for tcr in self._result.test_case_results]
 
     def __repr__(self) -> str:
         r = self._result
@@ -72,9 +79,29 @@ class Result:
         return out
 
 
+class AllResults:
+    """Every question's :class:`Result`, in order (``grader.check_all()``)."""
+
+    def __init__(self, results: list[Result]):
+        self.results = results
+
+    def __iter__(self):
+        return iter(self.results)
+
+    @property
+    def passed_all(self) -> bool:
+        return all(r.passed_all for r in self.results)
+
+    def __repr__(self) -> str:
+        return "\n\n".join(repr(r) for r in self.results)
+
+    def _repr_html_(self) -> str:
+        return "".join(r._repr_html_() for r in self.results)
+
+
 class Grader:
-    """``grader``: otter's ``Notebook`` whose ``check`` shows its result through :class:`Result`;
-    everything else is otter's."""
+    """``grader``: otter's ``Notebook`` whose ``check`` and ``check_all`` show their results
+    through :class:`Result`; everything else is otter's."""
 
     def __init__(self, notebook):
         self._notebook = notebook
@@ -88,3 +115,14 @@ class Grader:
         if global_env is None:
             global_env = inspect.currentframe().f_back.f_globals
         return Result(self._notebook.check(question, global_env))
+
+    def check_all(self, global_env: dict | None = None) -> AllResults:
+        # otter's own check_all finds the notebook's globals by counting frames, which this
+        # wrapper would throw off; so every question is checked here, in otter's order
+        from otter.check.utils import list_available_tests
+
+        if global_env is None:
+            global_env = inspect.currentframe().f_back.f_globals
+        notebook = self._notebook
+        questions = list_available_tests(notebook._tests_dir, notebook._nbmeta_config)
+        return AllResults([self.check(q, global_env) for q in questions])

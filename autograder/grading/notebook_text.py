@@ -25,18 +25,26 @@ these helpers in their first code cell after the setup cell::
   and ``1,42`` in Vietnamese, where a comma is the decimal mark.
   ``nums(values, digits)`` is a list of them: ``[0.6, 0.8]``, and
   ``[0,6; 0,8]`` where the comma is taken.
+- ``show()`` in place of ``plt.show()``: the tick labels of every open figure
+  get the language's separators (``0,5`` on a Vietnamese axis), then
+  matplotlib shows the figures.  matplotlib's own ``axes.formatter.use_locale``
+  would need a Vietnamese C locale installed, which Colab has not; so each
+  axis keeps its formatter (ticks, offsets, log labels as matplotlib chooses
+  them) and only the characters it writes are changed, as ``num`` does.
+  Labels a cell gives as text (``set_xticks(x, labels)``) are left as given.
 
-Nothing here imports matplotlib or torch, and nothing is translated at import
+Nothing here imports matplotlib or torch at import time, and nothing is translated at import
 time: the language is read at every call.
 """
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 from autograder.core import i18n
 
-__all__ = ["num", "nums", "tr"]
+__all__ = ["localize", "num", "nums", "show", "tr"]
 
 
 def tr(message: str) -> str:
@@ -84,6 +92,11 @@ def num(value, digits: int | str | None = None, *, lang: str | None = None) -> s
         text = format(float(value), f",.{digits}f")
     else:
         text = format(int(value) if isinstance(value, numbers.Integral) else float(value), digits)
+    return _translate(text, lang)
+
+
+def _translate(text: str, lang: str | None = None) -> str:
+    """English number text (``.`` decimal mark, ``,`` group separator) in ``lang``'s separators."""
     decimal, group = separators(lang)
     if (decimal, group) == (".", ","):
         return text
@@ -103,3 +116,68 @@ def nums(values, digits: int | str | None = None, *, brackets: str = "[]", lang:
         plain_int = digits is None and isinstance(v, numbers.Integral) and not isinstance(v, bool)
         items.append(num(v, "d" if plain_int else digits, lang=lang))
     return f"{brackets[:1]}{sep.join(items)}{brackets[1:]}"
+
+
+@functools.cache
+def _local_ticks():
+    """The tick formatter of :func:`localize` (a class, made on first use: matplotlib is imported then)."""
+    from matplotlib import ticker
+
+    class LocalTicks(ticker.Formatter):
+        """Another formatter's tick text in the current language's separators."""
+
+        def __init__(self, inner: ticker.Formatter):
+            self.inner = inner
+
+        def set_axis(self, axis):
+            super().set_axis(axis)
+            self.inner.set_axis(axis)
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def __call__(self, x, pos=None):
+            return _translate(self.inner(x, pos))
+
+        def format_ticks(self, values):
+            return [_translate(text) for text in self.inner.format_ticks(values)]
+
+        def get_offset(self):
+            return _translate(self.inner.get_offset())
+
+        def format_data(self, value):
+            return _translate(self.inner.format_data(value))
+
+        def format_data_short(self, value):
+            return _translate(self.inner.format_data_short(value))
+
+    return LocalTicks
+
+
+def localize(*figures) -> None:
+    """Give the tick labels of ``figures`` (default: every open figure) the current language's
+    separators.  Only formatters that write numbers are changed (matplotlib's default ones, and
+    the format-string, percent and engineering ones); labels given as text, such as
+    ``set_xticks(x, labels)`` (a ``FuncFormatter`` since matplotlib 3.10), are left as given."""
+    from matplotlib import pyplot as plt
+    from matplotlib import ticker
+
+    local = _local_ticks()
+    numeric = (ticker.ScalarFormatter, ticker.LogFormatter, ticker.StrMethodFormatter, ticker.FormatStrFormatter,
+               ticker.PercentFormatter, ticker.EngFormatter)
+    for fig in figures or [plt.figure(n) for n in plt.get_fignums()]:
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                for get, put in ((axis.get_major_formatter, axis.set_major_formatter),
+                                 (axis.get_minor_formatter, axis.set_minor_formatter)):
+                    inner = get()
+                    if isinstance(inner, numeric) and not isinstance(inner, local):
+                        put(local(inner))
+
+
+def show() -> None:
+    """``plt.show()`` with every open figure's tick labels in the current language (:func:`localize`)."""
+    from matplotlib import pyplot as plt
+
+    localize()
+    plt.show()

@@ -11,7 +11,7 @@ OK_FORMAT = False
 name = 'iron_law_mfu'
 
 
-@test_case(name="public tests", points=4)
+@test_case(name='public tests', points=4)
 def public_tests():
     from autograder.grading.notebook import check
 

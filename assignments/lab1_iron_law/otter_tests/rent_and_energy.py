@@ -11,7 +11,7 @@ OK_FORMAT = False
 name = 'rent_and_energy'
 
 
-@test_case(name="public tests", points=5)
+@test_case(name='public tests', points=5)
 def public_tests():
     from autograder.grading.notebook import check
 

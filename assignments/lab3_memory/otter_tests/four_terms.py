@@ -11,7 +11,7 @@ OK_FORMAT = False
 name = 'four_terms'
 
 
-@test_case(name="public tests", points=6)
+@test_case(name='public tests', points=6)
 def public_tests():
     from autograder.grading.notebook import check
 

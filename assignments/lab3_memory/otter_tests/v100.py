@@ -11,7 +11,7 @@ OK_FORMAT = False
 name = 'v100'
 
 
-@test_case(name="public tests", points=3)
+@test_case(name='public tests', points=3)
 def public_tests():
     from autograder.grading.notebook import check
 

@@ -11,7 +11,7 @@ OK_FORMAT = False
 name = 'prefetch'
 
 
-@test_case(name="public tests", points=7)
+@test_case(name='public tests', points=7)
 def public_tests():
     from autograder.grading.notebook import check
 

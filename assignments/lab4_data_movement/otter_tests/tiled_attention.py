@@ -11,7 +11,7 @@ OK_FORMAT = False
 name = 'tiled_attention'
 
 
-@test_case(name="public tests", points=10)
+@test_case(name='public tests', points=10)
 def public_tests():
     from autograder.grading.notebook import check
 

@@ -104,3 +104,15 @@ def test_run_ring_gives_each_rank_only_its_own_buffer():
     with pytest.raises(SIM.RingError) as err:
         SIM.run_ring(buffers=[np.zeros(3)] * 2, send=send, receive=lambda **kw: kw["buffer"][:2])
     assert err.value.kind == "buffer"
+
+
+def test_a_refusal_reads_in_the_readers_language(monkeypatch):
+    """The notebook prints the network's refusal as it stands: in Vietnamese for a Vietnamese reader."""
+    net = SIM.RingNetwork(4, np.float64)
+    for lang, start, words in [("en", "ring AllReduce (x):", "may only send to rank 2"),
+                               ("vi", "AllReduce vòng (x):", "chỉ được gửi tới rank 2")]:
+        monkeypatch.setenv("IRONLAW_LANG", lang)
+        with pytest.raises(SIM.RingError) as err:
+            net.send(step=1, rank=1, message={"to": 3, "chunk": 0, "data": np.ones(2)})
+        assert words in str(err.value)
+        assert err.value.explain(case=" (x)").startswith(start)

@@ -182,3 +182,47 @@ def test_bundle_catalog_keeps_the_notebook_strings(lab, tmp_path):
         own = {m.id for m in read_po(f) if m.id}
     lost = sorted((notebook_messages(lab) & own) - kept)
     assert not lost, f"the bundle's catalog drops notebook strings: {lost[:5]}"
+
+
+# -- tick labels --------------------------------------------------------------------------
+def tick_texts(lang, monkeypatch):
+    """A linear and a log axis drawn with localize, as a Vietnamese or English reader sees them."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from autograder.grading.notebook_text import localize
+
+    monkeypatch.setenv(i18n.ENV, lang)
+    fig, (lin, log) = plt.subplots(1, 2)
+    lin.plot([0, 0.5, 1.5], [1e6, 2.5e6, 3e6])
+    log.plot([1, 10, 1000], [0.01, 0.5, 2])
+    log.set_yscale("log")
+    log.set_xticks([1, 10, 1000], ["1 GB/s", "10 GB/s", "1.000 GB/s"])  # labels a cell gives: kept as given
+    localize(fig)
+    localize(fig)  # twice is once
+    fig.canvas.draw()
+    texts = ([t.get_text() for t in lin.get_xticklabels()], [t.get_text() for t in log.get_xticklabels()],
+             [t.get_text() for t in log.get_yticklabels()])
+    plt.close(fig)
+    return texts
+
+
+def test_localize_gives_tick_labels_the_languages_decimal_mark(monkeypatch):
+    en_lin, en_fixed, en_log = tick_texts("en", monkeypatch)
+    vi_lin, vi_fixed, vi_log = tick_texts("vi", monkeypatch)
+    assert "0.5" in en_lin and "0,5" in vi_lin and not any("." in t for t in vi_lin)
+    assert en_fixed == vi_fixed == ["1 GB/s", "10 GB/s", "1.000 GB/s"]
+    assert en_log == vi_log and any("10^{-1}" in t for t in vi_log)  # powers of ten have no decimal mark
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
+def test_every_figure_is_shown_through_show(lab):
+    """A cell that draws a figure ends with notebook_text.show(), never plt.show() or an implicit display,
+    so its ticks are written in the notebook's language."""
+    src = notebooks.source_path(lab.assignment_dir, lab.name).read_text(encoding="utf-8")
+    cells = [c for c in re.split(r"(?m)^# %%.*\n", src) if re.search(r"\bplt\.(subplots|figure)\(", c)]
+    assert cells, "the notebook draws figures"
+    assert "plt.show(" not in src, "use show() from autograder.grading.notebook_text"
+    unshown = [c.strip().splitlines()[0] for c in cells if not re.search(r"(^|;\s*)show\(\)\s*$", c.strip(), re.M)]
+    assert not unshown, f"figure cells without show(): {unshown}"

@@ -20,7 +20,8 @@ def test_the_frame_is_in_the_notebook_language():
     with i18n.language("vi"):
         assert repr(checker.Result(_result(True))) == "q1: kết quả: mọi trường hợp kiểm thử đều đạt!"
         failed = repr(checker.Result(_result(False)))
-        assert failed.startswith("q1: kết quả:\n    public tests: kết quả:\n        ❌ Trường hợp kiểm thử không đạt")
+        assert failed.startswith("q1: kết quả:\n    bài kiểm thử công khai: kết quả:\n"
+                                 "        ❌ Trường hợp kiểm thử không đạt")
         assert "Test case failed" not in failed and "results:" not in failed
         assert "đạt!" in checker.Result(_result(True))._repr_html_()
     with i18n.language("en"):
@@ -44,12 +45,32 @@ def test_check_gives_otter_the_notebooks_globals_and_keeps_its_result():
             seen["env"] = global_env
             return _result(True)
 
-        def check_all(self):
-            return "otter's own"
-
     grader = checker.Grader(Otter())
     marker = object()
     globals()["MARKER"] = marker
     res = grader.check("q1")
     assert seen["env"]["MARKER"] is marker  # the caller's globals, as otter would have read them
-    assert res.score == 1 and res.passed_all and grader.check_all() == "otter's own"
+    assert res.score == 1 and res.passed_all
+
+
+def test_check_all_checks_every_question_in_the_notebook_language(tmp_path, monkeypatch):
+    """check_all: each of otter's questions through check, with the notebook's globals, its frame
+    in the notebook's language (otter's own check_all would say it in English)."""
+    (tmp_path / "q1.py").write_text("OK_TEST = {}\n")
+    (tmp_path / "q2.py").write_text("OK_TEST = {}\n")
+    asked = []
+
+    class Otter:
+        _tests_dir, _nbmeta_config = str(tmp_path), None
+
+        def check(self, question, global_env=None):
+            asked.append((question, global_env["MARKER"]))
+            return SimpleNamespace(**{**vars(_result(question == "q1")), "name": question})
+
+    globals()["MARKER"] = "the notebook's"
+    with i18n.language("vi"):
+        results = checker.Grader(Otter()).check_all()
+        text = repr(results)
+    assert asked == [("q1", "the notebook's"), ("q2", "the notebook's")] and not results.passed_all
+    assert text.startswith("q1: kết quả: mọi trường hợp kiểm thử đều đạt!\n\nq2: kết quả:")
+    assert "Test case failed" not in text and "Trường hợp kiểm thử không đạt" in text
