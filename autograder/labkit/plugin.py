@@ -36,6 +36,8 @@ QUESTION_HELP = "question(id, points=1, visibility=None): the lab question a tes
 SEED_SALT_HELP = ("mixed into the seeds of hidden tests (grading passes the submission's sha256), "
                   "so their inputs change with each submission; default: none, today's seeds")
 FIXED_SEED_HELP = "fixed_seed: this hidden test's seed ignores --seed-salt (its inputs never change)"
+SUITE_WORKERS_HELP = ("processes that run a plain pytest of the project's own suite (pytest-xdist, whole files per "
+                      "process): a number, or auto (one per core); 0: this process. Never a grading run's")
 
 SUBMISSION_ENV = "IRONLAW_SUBMISSION"
 SANDBOX_ENV = "IRONLAW_SANDBOX"
@@ -55,6 +57,32 @@ def pytest_addoption(parser):
     group.addoption("--update-snapshots", dest="ag_update", action="store_true", default=False, help=UPDATE_HELP)
     group.addoption("--seed-salt", dest="ag_seed_salt", default=None, help=SEED_SALT_HELP)
     parser.addini("autograder_sandbox", SANDBOX_HELP, type="bool", default=False)
+    parser.addini("autograder_suite_workers", SUITE_WORKERS_HELP, default="0")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """A plain ``pytest`` of the project spreads its test files over pytest-xdist's processes
+    (``autograder_suite_workers`` in the ini file), before xdist reads its options.  Left alone:
+    a run that chose ``-n`` itself, an xdist worker, a machine without xdist, and every run that
+    grades or checks a submission (``--submission``, ``--sandbox``, ``--results-json``): those
+    are one submission's tests in one grader process."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return None
+    if config.option.numprocesses is not None or config.getoption("collectonly"):
+        return None
+    s = resolve_settings(config)
+    if s.submission or s.sandbox or s.results_json or s.update_snapshots:
+        return None
+    workers = str(config.getini("autograder_suite_workers")).strip()
+    if workers not in ("auto", "logical") and not (workers.isdigit() and int(workers) > 0):
+        if workers != "0":
+            raise pytest.UsageError(f"autograder_suite_workers must be a number or auto, not {workers!r}")
+        return None
+    config.option.numprocesses = workers if not workers.isdigit() else int(workers)
+    if config.option.dist == "no":
+        config.option.dist = "loadfile"  # a file's tests share its module state (and its fixtures)
+    return None
 
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
