@@ -101,11 +101,11 @@ class Shown:
 
 
 def grade_entry(lab: labs.Lab, entry_id: str, staged: staging.Staged, out: Path, *,
-                sandbox: bool, pool: GraderPool | None, shown: Shown) -> SubmissionResult:
+                sandbox: bool, pool: GraderPool | None, shown: Shown, cache: Path | None = None) -> SubmissionResult:
     try:  # seed_salt: the hidden tests' inputs follow the files (same files, same inputs)
         res = runner.grade_staged(lab, staged.directory, entry_id, sandbox=sandbox,
                                   problems=staged.problems, notes=staged.notes, sha256=staged.sha256, pool=pool,
-                                  seed_salt=staged.sha256)
+                                  seed_salt=staged.sha256, batch_cache=cache)
     except Exception as exc:  # noqa: BLE001  (this entry's error, never the batch's; no sha256: a rerun retries)
         res = SubmissionResult(submission=entry_id, lab=lab.name, lang=i18n.current(), errors=[
             *staged.problems, _("the grader failed on this submission: {error}").format(
@@ -154,7 +154,10 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
     shown = Shown(m, marks, after_due, deadline, people)
     kept = {e.id: previous[e.id] for e in entries if only is not None and e.id not in only and e.id in previous}
     entries = [e for e in entries if only is None or e.id in only]
-    with tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-batch-") as tmp:
+    # the staged submissions, and the answers every submission shares (labkit/batch_cache.py):
+    # private temporary folders (mode 700), gone with the batch
+    with tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-batch-") as tmp, \
+            tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-answers-") as cache:
         # Stage every entry first: hashing tells what is unchanged, so a resumed
         # batch neither starts a zygote nor a grader for work already done.
         stub_bytes = {name: text.encode() for name, text in stubs.texts(lab).items()}  # an untouched stub loses a choice
@@ -188,7 +191,8 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
             if stop.is_set():
                 raise Stopped(i)
             try:
-                return grade_entry(lab, i, staged[i], out, sandbox=sandbox, pool=pool, shown=shown)
+                return grade_entry(lab, i, staged[i], out, sandbox=sandbox, pool=pool, shown=shown,
+                                   cache=Path(cache))
             except BaseException:
                 stop.set()
                 raise
@@ -208,7 +212,7 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
                         progress.advance(task)
                         continue
                     batch.results[res.submission] = res
-                    book.add(res)  # after every submission: a killed run loses nothing graded
+                    book.add(res)  # appended after every submission: a killed run loses nothing graded
                     progress.advance(task)
             except BaseException:
                 # Ctrl-C or a crash: stop here, without grading what waits (the executor
@@ -216,6 +220,8 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
                 for fut in futures:
                     fut.cancel()
                 raise
+            finally:
+                book.finish()  # in submission order, once
     if m.manual:
         manual.write_marking(out, m, sorted(batch.results), marks)
     summary.write(out, list(batch.results.values()), m, batch.warnings)

@@ -1,7 +1,8 @@
 """The CSV gradebook and the per-submission files, written atomically.
 
 gradebook.csv is UTF-8 with a byte order mark (so that Excel shows
-Vietnamese names rightly), one row per submission in submission order:
+Vietnamese names rightly), one row per submission, in submission order
+once the batch is done (in the order graded while it runs: :class:`Gradebook`):
 ``submission,score,max_score``, a column per question, ``problems`` (what
 went wrong outside the tests, and what the late policy could not decide),
 then, with a due date (:class:`Deadline`), ``submitted_at,late_days,
@@ -103,28 +104,42 @@ def csv_text(rows: list[results.SubmissionResult], manifest: Manifest,
 
 
 class Gradebook:
-    """gradebook.csv of one batch, grown one submission at a time.
+    """gradebook.csv of one batch, grown one submission at a time, in O(n).
 
-    Each row is formatted once, when its submission is added, and kept here;
-    every ``add`` replaces the file atomically with the rows so far.  So the
-    file on disk is always a whole CSV of the submissions done (a crash
-    leaves no torn row, which appending to the file in place could), and
-    nothing is read back: a batch of N reads no raw file for its gradebook.
-    Rows stay in submission order, so the last file is ``csv_text``'s."""
+    The file is written whole once when the batch starts (the header and the
+    rows it already has), then each submission's row is appended as it is
+    graded, in one ``write`` of one line: the file always holds whole rows of
+    the submissions done, nothing is rewritten per submission, and nothing is
+    read back.  :meth:`finish` (at the end of the batch, whether it ended well
+    or not) writes it once more, whole and atomically, in submission order, so
+    the last file is ``csv_text``'s; until then rows are in the order graded.
+    A row given again for a submission (a regrade within the batch) makes the
+    file whole again at once, so it never holds two rows of one submission."""
 
     def __init__(self, path: Path, manifest: Manifest, people: dict[str, roster.Submitters] | None = None,
                  deadline: Deadline | None = None):
         self.path, self.manifest, self.people, self.deadline = path, manifest, people, deadline
         self._rows: dict[str, str] = {}
+        self._started = False
 
     def add(self, *done: results.SubmissionResult) -> None:
+        new, again = [], False
         for res in done:
-            self._rows[res.submission] = row(res, self.manifest, self.people, self.deadline)
-        self.write()
+            again |= res.submission in self._rows
+            self._rows[res.submission] = line = row(res, self.manifest, self.people, self.deadline)
+            new.append(line)
+        if not self._started or again:
+            self.finish()
+            return
+        if new:
+            with open(self.path, "a", encoding="utf-8", newline="") as f:
+                f.write("".join(new))  # one write: a killed run leaves whole rows
 
-    def write(self) -> None:
+    def finish(self) -> None:
+        """The whole gradebook, in submission order, written atomically."""
         atomic_write(self.path, header(self.manifest, self.people, self.deadline)
                      + "".join(self._rows[k] for k in sorted(self._rows)))
+        self._started = True
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -63,11 +63,12 @@ def explain(lab: labs.Lab, cand: candidates.Candidate, res: SubmissionResult) ->
 
 
 def grade_sources(lab: labs.Lab, sub_id: str, sources: dict[str, str], sandbox: bool,
-                  pool: GraderPool | None = None) -> SubmissionResult:
-    """Grade one set of student files (name -> text) exactly as a student's submission."""
+                  pool: GraderPool | None = None, cache: Path | None = None) -> SubmissionResult:
+    """Grade one set of student files (name -> text) exactly as a student's submission
+    (``cache``: the batch's shared answers, ``labkit/batch_cache.py``)."""
     with tempfile.TemporaryDirectory(prefix=f"ironlaw-verify-{lab.short}-") as tmp:
         code = candidates.write_sources(sources, Path(tmp) / "code")
-        return runner.grade_staged(lab, code, sub_id, sandbox=sandbox, pool=pool)
+        return runner.grade_staged(lab, code, sub_id, sandbox=sandbox, pool=pool, batch_cache=cache)
 
 
 def grade_batch(items: list[tuple[labs.Lab, str, dict[str, str]]], *, jobs: int,
@@ -75,6 +76,8 @@ def grade_batch(items: list[tuple[labs.Lab, str, dict[str, str]]], *, jobs: int,
     """Grade (lab, id, sources) items in one batch, ``jobs`` at a time, as ``grade`` does:
     one shared zygote and a pool of warm graders when sandboxed.  Results in input order."""
     stack = contextlib.ExitStack()
+    # no seed salt here, so every candidate meets the same hidden inputs: their answers are shared
+    cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ironlaw-verify-answers-")))
     pool = None
     if sandbox and items:
         from autograder.sandbox.backend import shared_zygote
@@ -84,4 +87,4 @@ def grade_batch(items: list[tuple[labs.Lab, str, dict[str, str]]], *, jobs: int,
         pool = GraderPool(str(root.root), jobs, runner.grader_env(root))
         stack.callback(pool.close)
     with stack, ThreadPoolExecutor(max_workers=jobs) as threads:
-        return list(threads.map(lambda it: grade_sources(*it, sandbox, pool), items))
+        return list(threads.map(lambda it: grade_sources(*it, sandbox, pool, cache), items))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import threading
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -42,10 +43,12 @@ SKIPPED_PARTS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache",
 SKIPPED_SUFFIXES = (".pyc",)
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, content: str | bytes) -> None:
+    """Write ``content`` (text as UTF-8) beside ``path`` and move it into place: a reader,
+    or a process killed while writing, never leaves half a file there."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    tmp.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     os.replace(tmp, path)
 
 

@@ -35,12 +35,14 @@ def test_paths(lab: Lab, public_only: bool = False) -> list[Path]:
 
 
 def pytest_args(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, public_only: bool,
-                seed_salt: str = "") -> list[str]:
-    """``seed_salt``: mixed into the hidden tests' seeds (plugin ``--seed-salt``); "" keeps the plain seeds."""
+                seed_salt: str = "", batch_cache: Path | None = None) -> list[str]:
+    """``seed_salt``: mixed into the hidden tests' seeds (plugin ``--seed-salt``); "" keeps the plain seeds.
+    ``batch_cache``: the batch's folder of answers shared by its graders (``labkit/batch_cache.py``)."""
     args = [*map(str, test_paths(lab, public_only)), "--submission", str(staged), "--results-json", str(out_json),
             "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no", "--rootdir", str(lab.root)]
     # on the command line, not in the environment: one pooled grader serves many submissions
-    return args + (["--sandbox"] if sandbox else []) + (["--seed-salt", seed_salt] if seed_salt else [])
+    return (args + (["--sandbox"] if sandbox else []) + (["--seed-salt", seed_salt] if seed_salt else [])
+            + (["--batch-cache", str(batch_cache)] if batch_cache else []))
 
 
 def grader_env(lab: Lab) -> dict[str, str]:
@@ -70,9 +72,12 @@ def run_grader_process(lab: Lab, args: list[str], *, timeout_s: float, pool: Gra
 def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = True,
                  problems: list[str] | None = None, notes: list[str] | None = None, sha256: str = "",
                  timeout_s: float | None = None, public_only: bool = False,
-                 pool: GraderPool | None = None, seed_salt: str | None = None) -> results.SubmissionResult:
+                 pool: GraderPool | None = None, seed_salt: str | None = None,
+                 batch_cache: Path | None = None) -> results.SubmissionResult:
     """``seed_salt`` (default: ``sha256``, the staged files' hash) varies the hidden
-    tests' inputs from one submission to the next; the same files get the same ones."""
+    tests' inputs from one submission to the next; the same files get the same ones.
+    ``batch_cache``: a folder of the batch (in its private temporary directory) where its
+    graders keep the answers that are the same for every submission."""
     m = lab.manifest
     seed_salt = sha256 if seed_salt is None else seed_salt
     # the sandbox stops student code at submission_timeout_s; the rest is the tests' own work
@@ -82,7 +87,8 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
                                    errors=list(problems or []), notes=list(notes or []), lang=i18n.current())
     with tempfile.TemporaryDirectory(prefix="ironlaw-grade-") as tmp:
         out = Path(tmp) / "results.json"
-        args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only, seed_salt=seed_salt)
+        args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only, seed_salt=seed_salt,
+                           batch_cache=batch_cache)
         code, log = run_grader_process(lab, args, timeout_s=timeout_s, pool=pool if sandbox else None)
         if out.exists():  # the grader's report: its tests and isolation, decoded as any result is
             report = results.SubmissionResult.from_json(out.read_text(), submission=submission_id, lab=lab.name)

@@ -23,7 +23,7 @@ from autograder.calls import errors, seam
 from autograder.core import labs, results
 from autograder.core.files import atomic_write
 from autograder.core.manifest import VISIBILITIES
-from autograder.labkit import messages
+from autograder.labkit import batch_cache, messages
 from autograder.core.i18n import _
 from autograder.labkit.snapshot import Snapshot
 
@@ -35,6 +35,9 @@ UPDATE_HELP = "rewrite public-test snapshots from the code under test (the refer
 QUESTION_HELP = "question(id, points=1, visibility=None): the lab question a test scores for"
 SEED_SALT_HELP = ("mixed into the seeds of hidden tests (grading passes the submission's sha256), "
                   "so their inputs change with each submission; default: none, today's seeds")
+BATCH_CACHE_HELP = ("a folder the graders of one batch share for the answers that are the same for every "
+                    "submission (the reference's, the tests' ground truth: labkit/batch_cache.py); "
+                    "default: kept in this run's memory only")
 FIXED_SEED_HELP = "fixed_seed: this hidden test's seed ignores --seed-salt (its inputs never change)"
 SUITE_WORKERS_HELP = ("processes that run a plain pytest of the project's own suite (pytest-xdist, whole files per "
                       "process): a number, or auto (one per core); 0: this process. Never a grading run's")
@@ -56,6 +59,7 @@ def pytest_addoption(parser):
     group.addoption("--results-json", dest="ag_results", default=None, help=RESULTS_HELP)
     group.addoption("--update-snapshots", dest="ag_update", action="store_true", default=False, help=UPDATE_HELP)
     group.addoption("--seed-salt", dest="ag_seed_salt", default=None, help=SEED_SALT_HELP)
+    group.addoption("--batch-cache", dest="ag_batch_cache", default=None, help=BATCH_CACHE_HELP)
     parser.addini("autograder_sandbox", SANDBOX_HELP, type="bool", default=False)
     parser.addini("autograder_suite_workers", SUITE_WORKERS_HELP, default="0")
 
@@ -95,6 +99,11 @@ def pytest_configure(config):
     config.addinivalue_line("markers", QUESTION_HELP)
     config.addinivalue_line("markers", FIXED_SEED_HELP)
     config.stash[STATE] = State(settings=resolve_settings(config))
+    batch_cache.open_session(config.getoption("ag_batch_cache"))
+
+
+def pytest_unconfigure(config):
+    batch_cache.close_session()
 
 
 # -- settings resolution: command line > environment > ini > default ---------
@@ -154,8 +163,10 @@ class State:
         _one_torch_thread()
         m = lab.manifest
         support = (lab.assignment_dir, m.support_files)
-        if which == "reference":
-            return seam.InProcess(lab.solution_dir, m.student_files, *support, label="reference")
+        if which == "reference":  # its answers are the batch's (labkit/batch_cache.py)
+            return batch_cache.CachedBackend(
+                seam.InProcess(lab.solution_dir, m.student_files, *support, label="reference"),
+                batch_cache.current().store(lab))
         s = self.settings
         code_dir = s.submission or (lab.solution_dir if lab.has_solutions else lab.assignment_dir)
         if s.sandbox:

@@ -334,8 +334,7 @@ class SandboxBackend:
 
     # -- calls --------------------------------------------------------------
     def call(self, name, args, kwargs, measure=False):
-        args, kwargs = seam.encode_call(name, args, kwargs)
-        payload = wire.dumps({"fn": name, "args": args, "kwargs": kwargs}, _("arguments of {name}()").format(name=name))
+        payload = seam.call_message(name, args, kwargs)
         if self.broken:
             raise self.broken
         if name in self.timed_out:  # don't spend the limit again on every test

@@ -14,6 +14,7 @@ import torch
 from autograder.labkit import messages as M
 from autograder.core.i18n import N_, _
 from autograder.labkit.assertions import assert_close, assert_keys, assert_scalar
+from autograder.labkit.batch_cache import batch_constant
 
 STEPS = 60
 RTOL = 1e-6  # docs/chapter.md, Lab 2: "about 1e-6 relative over many steps"
@@ -190,10 +191,10 @@ def torch_surface(surface: str, p: torch.Tensor) -> torch.Tensor:
 
 def term_scale(surface: str, p: torch.Tensor) -> torch.Tensor:
     """The size of the terms each gradient component sums, so rounding of any way of writing it is a few ulps of this."""
-    x, y = p.detach().abs()
+    x, y = p.detach().abs().unbind(-1)  # p: (2,) or (runs, 2)
     if surface == "quadratic":
-        return torch.stack([x, 20 * y])
-    return torch.stack([400 * x**3 + 400 * x * y + 2 * x + 2, 200 * y + 200 * x**2])
+        return torch.stack([x, 20 * y], dim=-1)
+    return torch.stack([400 * x**3 + 400 * x * y + 2 * x + 2, 200 * y + 200 * x**2], dim=-1)
 
 
 TRAJECTORY_CASES = {  # (surface, optimizer): (start, hparams for torch and the student); none amplifies rounding
@@ -208,20 +209,28 @@ TRAJECTORY_CASES = {  # (surface, optimizer): (start, hparams for torch and the 
 }
 
 
-def torch_trajectory(surface, optimizer, start, steps, hparams, jitter=None):
-    """torch.optim on autograd's gradients; with ``jitter`` (a numpy Generator) every gradient
-    and every step is moved by up to ULPS ulps of its own size."""
+@batch_constant  # the same for every submission where the start is (the notebook's cases)
+def torch_trajectory(surface, optimizer, start, steps, hparams):
+    """(steps + 1, 2): torch.optim's path on autograd's gradients."""
+    return torch_paths(surface, optimizer, start, steps, hparams)[0]
+
+
+def torch_paths(surface, optimizer, start, steps, hparams, runs=1, jitter=None):
+    """(runs, steps + 1, 2): ``runs`` replays of torch.optim from ``start`` on autograd's gradients,
+    as one (runs, 2) parameter: the four optimizers act elementwise, so each row is a run of its
+    own.  With ``jitter`` (a numpy Generator) every gradient and every step of every run is moved
+    by up to ULPS ulps of its own size."""
     hp = dict(hparams)
     if optimizer == "momentum":
         hp.setdefault("momentum", 0.9)
-    p = torch.tensor(start, dtype=torch.float64, requires_grad=True)
+    p = torch.tensor([start] * runs, dtype=torch.float64, requires_grad=True)
     opt = TORCH_OPTIM["sgd" if optimizer == "momentum" else optimizer]([p], **hp)
     path = [p.detach().clone()]
     for _step in range(steps):
         opt.zero_grad()
-        torch_surface(surface, p).backward()
+        torch_surface(surface, p).sum().backward()  # rows are independent: each gets its own gradient
         if jitter is not None:
-            u = torch.from_numpy(jitter.uniform(-1, 1, size=(2, 2)))
+            u = torch.from_numpy(jitter.uniform(-1, 1, size=(2, runs, 2)))
             p.grad += ULPS * EPS * term_scale(surface, p) * u[0]
             before = p.detach().clone()
         opt.step()
@@ -229,15 +238,16 @@ def torch_trajectory(surface, optimizer, start, steps, hparams, jitter=None):
             with torch.no_grad():
                 p += ULPS * EPS * (p - before).abs() * u[1]
         path.append(p.detach().clone())
-    return torch.stack(path).numpy()  # (steps + 1, 2)
+    return torch.stack(path, dim=1).numpy()
 
 
+@batch_constant
 def sensitivity(surface, optimizer, start, steps, hparams) -> np.ndarray:
     """(steps + 1, 2): how far torch's trajectory moves under a few ulps of rounding, over RUNS replays."""
     base = torch_trajectory(surface, optimizer, start, steps, hparams)
     jitter = np.random.default_rng(0)  # the grader's own noise, the same for every submission
-    runs = [torch_trajectory(surface, optimizer, start, steps, hparams, jitter) for _run in range(RUNS)]
-    return np.max([np.abs(r - base) for r in runs], axis=0)
+    runs = torch_paths(surface, optimizer, start, steps, hparams, RUNS, jitter)
+    return np.abs(runs - base).max(axis=0)
 
 
 def check_trajectory(got, want, spread, *, what: str, case: str):

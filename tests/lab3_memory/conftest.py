@@ -20,6 +20,7 @@ from torch.utils.checkpoint import checkpoint
 from autograder.labkit import messages as M
 from autograder.core.i18n import _
 from autograder.labkit.assertions import assert_equal, assert_int, assert_scalar
+from autograder.labkit.batch_cache import batch_constant
 from autograder.labkit.support import trusted_support
 
 # -- assertions -------------------------------------------------------------------------
@@ -107,6 +108,9 @@ def saved_tensors(model, run):
 
 
 def make_truth(models):
+    """The ground truth, each a function of its arguments alone (``models`` is the shipped
+    support module): computed once per batch for a case every submission meets."""
+    @batch_constant
     def hook_counts(cfg, B):
         model = models.build_model(cfg)
         batch = models.make_batch(cfg, B, seed=0)
@@ -123,6 +127,7 @@ def make_truth(models):
         return {"saved_bytes": saved, "saved_tensors": calls, "parameter_saves": pcalls,
                 "module_output_bytes": total[0]}
 
+    @batch_constant
     def four_terms(cfg, B, opt_cfg):
         model = models.build_model(cfg)
         opt = models.build_optimizer(model, opt_cfg)
@@ -140,6 +145,7 @@ def make_truth(models):
         return {"weights": weights, "gradients": grads, "optimizer_state": state, "activations": acts,
                 "total": weights + grads + state + acts}
 
+    @batch_constant
     def underflow(cfg, B, scale):
         model = models.build_model(cfg)
         loss = models.forward_loss(model, models.make_batch(cfg, B, seed=0))
@@ -160,6 +166,7 @@ def make_truth(models):
         out["underflow_fraction"] = out["n_underflow"] / out["n_nonzero"] if out["n_nonzero"] else 0.0
         return out
 
+    @batch_constant
     def checkpointing(cfg, B, k):
         model = models.build_model(cfg)
         x, y = models.make_batch(cfg, B, seed=0)

@@ -151,7 +151,8 @@ def test_a_submission_whose_files_changed_is_regraded_alone(toy_lab, tmp_path, m
 
 
 def test_the_growing_gradebook_writes_what_csv_text_writes(toy_lab, tmp_path):
-    """Same bytes, roster columns and formula escaping included, whatever the order rows come in."""
+    """Same bytes once finished, roster columns and formula escaping included, whatever the order
+    rows come in; while it grows, rows are appended (never the file rewritten) and always whole."""
     m = toy_lab.manifest
     res = [results.SubmissionResult(submission=s, lab="labx", tests=[results.TestResult(
         nodeid="t", name="t", question="add", max_points=3, points=p, status="passed", visibility="visible")])
@@ -161,8 +162,16 @@ def test_the_growing_gradebook_writes_what_csv_text_writes(toy_lab, tmp_path):
     book = gradebook.Gradebook(path, m, people)
     book.add()
     assert path.read_text(encoding="utf-8") == gradebook.csv_text([], m, people)  # a header, before any row
-    for r in reversed(res):
+    for i, r in enumerate(reversed(res)):
+        inode = path.stat().st_ino
         book.add(r)
+        assert path.stat().st_ino == inode, "a row is appended, the file not replaced"
+        grown = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
+        assert [g["submission"] for g in grown] == [gradebook.text_cell(x.submission).replace("\r\n", "\n")
+                                                    for x in list(reversed(res))[:i + 1]]
+    book.add(res[1])  # a row given again: the file is made whole again, one row per submission
+    assert len(list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"))))) == 3
+    book.finish()
     text = path.read_text(encoding="utf-8")
     assert text == gradebook.csv_text(res, m, people) and len(book) == 3
     assert "'=1+1" in text and "'@Ann; Bo" in text and "'-1; 2" in text
