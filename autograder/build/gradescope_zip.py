@@ -46,3 +46,22 @@ def build_zip(lab: labs.Lab, dest: Path, lang: str) -> tuple[Path, int]:
     contents: dict[str, bytes] = {name: p.read_bytes() for name, p in files.items()}
     contents[LANG_FILE] = (lang + "\n").encode()
     return write_zip(dest, contents, executable=frozenset(SCRIPTS)), len(files)
+
+
+def lay_out(autograder_zip: Path, root: Path, files: dict[str, str], upload: str = "") -> Path:
+    """Gradescope's ``/autograder`` tree under ``root``, for running ``source/run_autograder``
+    here with ``$AUTOGRADER_ROOT=root`` (the tests, ``benchmarks/otter_vs_gradescope.py``):
+    the zip unpacked to ``source/`` with its files' modes (Gradescope's unzip keeps them,
+    ``extractall`` drops them), ``files`` uploaded to ``submission/<upload>``.  Returns ``root``."""
+    import stat
+    import zipfile
+
+    with zipfile.ZipFile(autograder_zip) as z:
+        z.extractall(root / "source")
+        for info in z.infolist():
+            (root / "source" / info.filename).chmod(stat.S_IMODE(info.external_attr >> 16))
+    folder = root / "submission" / upload
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return root

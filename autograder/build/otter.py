@@ -271,3 +271,11 @@ def zip_files(lab: labs.Lab, torch_index: str | None = None) -> dict[str, bytes 
 
 def build_zip(lab: labs.Lab, dest: Path, torch_index: str | None = None) -> Path:
     return write_zip(dest, zip_files(lab, torch_index), executable=frozenset({"run_autograder", "setup.sh"}))
+
+
+def submission_zip(lab: labs.Lab, files: dict[str, str], dest: Path) -> Path:
+    """What a student uploads to ``otter run``: the lab's notebook and their modules, side by side
+    (the tests, ``benchmarks/otter_vs_gradescope.py``)."""
+    contents: dict[str, bytes | str] = {f"{lab.name}.ipynb": (lab.assignment_dir / f"{lab.name}.ipynb").read_bytes()}
+    contents.update(files)
+    return write_zip(dest, contents)

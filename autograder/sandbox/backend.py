@@ -45,6 +45,23 @@ class SandboxUnavailable(errors.GraderError):
     """No worker could be started; the message is the engine's own and names the cause."""
 
 
+# A Unix socket's path is at most 107 bytes (sun_path); a deep $TMPDIR (pytest-xdist's
+# /tmp/pytest-of-root/pytest-N/popen-gwK/..., a course's nested scratch folder) overruns it.
+SOCKET_PATH_MAX = 107
+SOCKET_NAME = "zygote.sock"
+
+
+def socket_dir() -> str:
+    """A new mode-700 folder for the zygote's socket: in the temporary folder, or in /tmp
+    when the socket's path would be too long there (the folder is private either way)."""
+    tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-")
+    if len(os.fsencode(os.path.join(tmpdir, SOCKET_NAME))) > SOCKET_PATH_MAX:
+        os.rmdir(tmpdir)
+        tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-", dir="/tmp")
+    os.chmod(tmpdir, 0o700)
+    return tmpdir
+
+
 class Zygote:
     """A zygote process this grader started, or one shared through $IRONLAW_ZYGOTE."""
 
@@ -54,9 +71,8 @@ class Zygote:
     @classmethod
     def start(cls, hide: list[str]) -> "Zygote":
         """Start one; it builds its workers' root once, in a mount namespace they inherit."""
-        tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-")
-        os.chmod(tmpdir, 0o700)
-        path = os.path.join(tmpdir, "zygote.sock")
+        tmpdir = socket_dir()
+        path = os.path.join(tmpdir, SOCKET_NAME)
         env = {k: v for k, v in os.environ.items() if not k.startswith("IRONLAW_SUBMISSION")}
         proc = subprocess.Popen(
             [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide),

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.build import gradescope_zip
 from autograder.core import labs
 from autograder.cli import main
 from autograder.sandbox import layers
@@ -61,14 +62,7 @@ def test_zip_contents(autograder_zip, tmp_path):
 
 def _gradescope(autograder_zip: Path, root: Path, files: dict[str, str], *, namespaces: bool) -> dict:
     """Lay out /autograder under ``root``, run run_autograder, return results.json."""
-    with zipfile.ZipFile(autograder_zip) as z:
-        z.extractall(root / "source")
-        for info in z.infolist():  # extractall drops the modes; Gradescope's unzip keeps them
-            (root / "source" / info.filename).chmod(stat.S_IMODE(info.external_attr >> 16))
-    upload = root / "submission" / "my lab2"  # files are found by name anywhere inside
-    upload.mkdir(parents=True)
-    for name, text in files.items():
-        (upload / name).write_text(text)
+    gradescope_zip.lay_out(autograder_zip, root, files, upload="my lab2")  # found by name anywhere inside
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "IRONLAW_PYTHON": sys.executable}
     env.pop(labs.ROOT_ENV, None)  # the engine must find the lab in source/ by itself
     if not namespaces:

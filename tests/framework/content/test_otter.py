@@ -216,15 +216,6 @@ def _clean_env(python: Path, tmp: Path) -> dict[str, str]:
     return env
 
 
-def submission_zip(path: Path, lab, files: dict[str, str]) -> Path:
-    """What a student uploads to otter: the notebook and their modules, side by side."""
-    with zipfile.ZipFile(path, "w") as z:
-        z.write(lab.assignment_dir / f"{lab.name}.ipynb", f"{lab.name}.ipynb")
-        for name, text in files.items():
-            z.writestr(name, text)
-    return path
-
-
 def otter_run(python: Path, autograder_zip: Path, submission: Path, out: Path) -> tuple[dict, str]:
     """``otter run`` in the clean venv: (question -> (score, max), its stdout); asserts a sane run."""
     out.mkdir()
@@ -250,11 +241,11 @@ def test_otter_run_without_the_project_gives_the_reference_full_marks_and_the_st
     points = {q.id: q.points for q in lab.manifest.tested}
     total = sum(points.values())
     reference = {f: (lab.solution_dir / f).read_text() for f in lab.manifest.student_files}
-    got, stdout = otter_run(clean_python, otter_zip, submission_zip(tmp_path / "ref.zip", lab, reference),
+    got, stdout = otter_run(clean_python, otter_zip, otter.submission_zip(lab, reference, tmp_path / "ref.zip"),
                             tmp_path / "ref")
     assert got == {q: (p, p) for q, p in points.items()}
     assert f"Total Score: {total:.3f} / {total:.3f} (100.000%)" in stdout
-    got, stdout = otter_run(clean_python, otter_zip, submission_zip(tmp_path / "stub.zip", lab, stubs.texts(lab)),
+    got, stdout = otter_run(clean_python, otter_zip, otter.submission_zip(lab, stubs.texts(lab), tmp_path / "stub.zip"),
                             tmp_path / "stub")
     assert got == {q: (0, p) for q, p in points.items()}
     assert f"Total Score: 0.000 / {total:.3f} (0.000%)" in stdout

@@ -32,7 +32,9 @@ def test_check_sandboxed_matches(toy_root, capsys):
 
 def test_sandbox_work_dir_inside_a_hidden_folder(toy_root, tmp_path, monkeypatch, capsys):
     """Workers' dirs live where the zygote's read-only namespace shows an
-    empty cover (CI's /tmp, when the venv is elsewhere): they must still start."""
+    empty cover (CI's /tmp, when the venv is elsewhere): they must still start.
+    The folder is deep, as pytest-xdist's are: the zygote's socket would overrun
+    a Unix socket's 107-byte path there (backend.socket_dir)."""
     import os
     import tempfile
 
@@ -42,8 +44,8 @@ def test_sandbox_work_dir_inside_a_hidden_folder(toy_root, tmp_path, monkeypatch
         import pytest
 
         pytest.skip("mount namespaces need root (as on CI)")
-    covered = tmp_path / "covered"
-    covered.mkdir()
+    covered = tmp_path / ("deep" * 16) / "covered"
+    covered.mkdir(parents=True)
     monkeypatch.setattr(tempfile, "tempdir", str(covered))  # this process and the graders it starts
     monkeypatch.setenv("TMPDIR", str(covered))
     monkeypatch.setenv(backend.HIDE_ENV, str(covered))
