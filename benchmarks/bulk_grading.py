@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.batch import gradebook
 from autograder.build import candidates
 from autograder.commands import grade
 from autograder.core import labs
@@ -54,7 +55,13 @@ def measure(lab: labs.Lab, n: int) -> dict[str, float]:
         t1 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j1"), jobs=1)
         t2 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
         tr = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
-    return {"alone": t0, "jobs1": t1, "jobs2": t2, "resume": tr}
+        graded = gradebook.load_raw(Path(tmp) / "j1")  # --jobs 1: one submission at a time
+    # where a submission's time goes in a warm grader: its tests' calls (student code in the
+    # worker, the tests' comparisons, answers not yet kept) and the rest (pytest's collection
+    # and fixtures, the report)
+    tests = sum(t.duration_s for r in graded for t in r.tests) / len(graded)
+    grader = sum(r.duration_s for r in graded) / len(graded)
+    return {"alone": t0, "jobs1": t1, "jobs2": t2, "resume": tr, "tests": tests, "grader": grader}
 
 
 def main() -> None:
@@ -74,6 +81,12 @@ def main() -> None:
               f"{t['resume']:>12.2f}")
     print(f"targets: batch/alone <= 0.15, speed-up >= 1.6x, 300 subs <= 10 min, resume <= 5 s "
           f"(batches of {n}, --jobs 2 for the per-submission cost)")
+    print("\nwhere a submission's time goes in a warm grader (--jobs 1, mean per submission):")
+    print(f"{'lab':<6}{'grader s':>12}{'test calls':>12}{'the rest':>12}")
+    for short, t in rows.items():
+        print(f"{short:<6}{t['grader']:>12.2f}{t['tests']:>12.2f}{t['grader'] - t['tests']:>12.2f}")
+    print("test calls: student code in its worker and the tests' own work; the rest: pytest's "
+          "collection, fixtures and report")
 
 
 if __name__ == "__main__":
