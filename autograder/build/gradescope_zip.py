@@ -12,6 +12,8 @@ readme: the install needs it).  The same sources always give the same bytes.
 
 from __future__ import annotations
 
+import stat
+import zipfile
 from pathlib import Path
 
 import autograder
@@ -53,9 +55,6 @@ def lay_out(autograder_zip: Path, root: Path, files: dict[str, str], upload: str
     here with ``$AUTOGRADER_ROOT=root`` (the tests, ``benchmarks/otter_vs_gradescope.py``):
     the zip unpacked to ``source/`` with its files' modes (Gradescope's unzip keeps them,
     ``extractall`` drops them), ``files`` uploaded to ``submission/<upload>``.  Returns ``root``."""
-    import stat
-    import zipfile
-
     with zipfile.ZipFile(autograder_zip) as z:
         z.extractall(root / "source")
         for info in z.infolist():
