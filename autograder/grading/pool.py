@@ -45,9 +45,10 @@ def _init(root: str, env: dict[str, str]) -> None:
     os.dup2(devnull, 1)  # pytest's own report would garble the batch's progress bar
     os.dup2(devnull, 2)
     import pytest  # noqa: F401  (warm: the point of the pool)
-    import torch
-
-    torch.set_num_threads(1)
+    # torch is not imported here: a lab's tests import it when the first submission collects
+    # them, and it stays loaded for the next ones (pytest_here forgets only test modules);
+    # a lab whose tests never use it (the engine's toy lab) never pays for it.  One thread
+    # all the same: runner.GRADER_ENV sets OMP_NUM_THREADS=1 before any import.
 
 
 def _pytest_main(args: list[str]) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,10 +190,12 @@ class State:
 
 def _one_torch_thread() -> None:
     """Tiny models on a busy 2-core machine are 10-100x slower with two threads;
-    graders and workers run with one, so local runs do too."""
-    import torch
-
-    torch.set_num_threads(1)
+    graders and workers run with one, so local runs do too.  Only a torch already
+    imported is set: one imported later reads OMP_NUM_THREADS, which pytest_configure
+    set to 1 (and a lab whose tests never import torch does not pay for it)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 # -- collection: every lab test belongs to a question ------------------------
