@@ -222,6 +222,12 @@ def ring_steps(N: int) -> int:
     return 2 * (N - 1)
 
 
+def _each(fn, calls: list[dict]) -> list:
+    """``[fn(**kw) for kw in calls]``, through ``fn.each`` when ``fn`` offers it."""
+    each = getattr(fn, "each", None)
+    return list(each(calls)) if callable(each) else [fn(**kw) for kw in calls]
+
+
 def run_ring(*, buffers, send, receive, history: bool = False) -> dict:
     """Run ring AllReduce over N = len(buffers) simulated ranks, step by step.
 
@@ -233,6 +239,10 @@ def run_ring(*, buffers, send, receive, history: bool = False) -> dict:
     its buffer and the messages addressed to it, each
     ``{"from": ..., "chunk": ..., "data": ...}``, and returns its new buffer.
     So within a step all ranks send what they held at the start of it.
+    A step's N calls of ``send`` (then of ``receive``) are made together, in
+    rank order, before any of their results is used: with ``send.each``
+    when the callable has it (the grader's proxy for your sandboxed code,
+    which makes the N calls in one round trip), else one by one.
 
     Args:
         buffers: N 1-D arrays of equal length and dtype (not modified).
@@ -254,15 +264,16 @@ def run_ring(*, buffers, send, receive, history: bool = False) -> dict:
     net = RingNetwork(N, dtype)
     steps = [[b.copy() for b in bufs]] if history else None
     for step in range(ring_steps(N)):
-        for rank in range(N):
-            messages = send(rank=rank, N=N, step=step, buffer=bufs[rank].copy())
+        sent = _each(send, [dict(rank=rank, N=N, step=step, buffer=bufs[rank].copy()) for rank in range(N)])
+        for rank, messages in enumerate(sent):
             if not isinstance(messages, (list, tuple)):
                 raise RingError("messages", step=step, rank=rank, N=N)
             for message in messages:
                 net.send(step=step, rank=rank, message=message)
         inboxes = net.deliver()
-        for rank in range(N):
-            new = receive(rank=rank, N=N, step=step, buffer=bufs[rank].copy(), messages=inboxes[rank])
+        received = _each(receive, [dict(rank=rank, N=N, step=step, buffer=bufs[rank].copy(), messages=inboxes[rank])
+                                   for rank in range(N)])
+        for rank, new in enumerate(received):
             if not (isinstance(new, np.ndarray) and new.shape == shape and new.dtype == dtype):
                 raise RingError("buffer", step=step, rank=rank, N=N)
             bufs[rank] = new.copy()

@@ -35,6 +35,9 @@ class Measurement:
 
 
 class Backend(Protocol):
+    """A backend may also offer ``call_each(name, calls) -> list`` (one round trip for many
+    calls: the sandbox); without it, :meth:`_Function.each` makes the calls one by one."""
+
     label: str
 
     def call(self, name: str, args: tuple, kwargs: dict, measure: bool = False) -> tuple[object, Measurement | None]: ...
@@ -55,6 +58,15 @@ def call_message(name: str, args: tuple, kwargs: dict) -> bytes:
     one pass of the wire format (its decoding happens in the worker)."""
     try:
         return wire.dumps({"fn": name, "args": tuple(args), "kwargs": dict(kwargs)},
+                          _("arguments of {name}()").format(name=name))
+    except wire.WireError as exc:  # a test bug, not the student's
+        raise errors.StudentCodeError(errors.ARGUMENT, str(exc)) from None
+
+
+def each_message(name: str, calls: list[dict]) -> bytes:
+    """Many keyword calls of one function as a sandboxed worker receives them (``worker._answer``)."""
+    try:
+        return wire.dumps({"fn": name, "each": [dict(kw) for kw in calls]},
                           _("arguments of {name}()").format(name=name))
     except wire.WireError as exc:  # a test bug, not the student's
         raise errors.StudentCodeError(errors.ARGUMENT, str(exc)) from None
@@ -127,6 +139,18 @@ class _Function:
     def measured(self, *args, **kwargs) -> tuple[object, Measurement]:
         """Call and measure wall time, CPU time and peak memory from outside."""
         return self._backend.call(self._name, args, kwargs, measure=True)
+
+    def each(self, calls: list[dict]) -> list:
+        """``[fn(**kw) for kw in calls]``, in order, in one round trip to a sandboxed worker.
+
+        For many small independent calls (a ring step's N ranks): a round trip costs more
+        than such a call. The first call that fails raises as it would alone, and the
+        calls after it are not made. Sandboxed, the calls share ``len(calls)`` times the
+        per-call time limit."""
+        many = getattr(self._backend, "call_each", None)
+        if many is None:
+            return [self._backend.call(self._name, (), kw)[0] for kw in calls]
+        return many(self._name, calls)
 
     def __repr__(self):
         return f"<{self._name} via {self._backend.label}>"

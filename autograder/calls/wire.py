@@ -4,18 +4,23 @@ Everything a student function takes or returns travels in this format, in
 both grading modes, so a test behaves the same in-process and sandboxed.
 
 * JSON scalars, lists, tuples and dicts (any JSON-able keys) travel as JSON.
-* numpy arrays and numpy scalars, torch tensors travel as ``.npy`` bytes and
-  are read back with ``np.load(allow_pickle=False)``, which refuses object
-  arrays.  Nothing is ever unpickled.
+* numpy arrays and torch tensors travel as their raw bytes (C order) beside
+  a JSON record of their dtype and shape; numpy scalars as JSON numbers.
+  Only plain dtypes cross (numbers, booleans, datetimes, bytes and text):
+  object and structured arrays are refused on both sides, and a reader
+  checks that the bytes are exactly what the dtype and shape take.
+  Nothing is ever unpickled.  (Raw bytes, not ``.npy``: ``np.load`` parses
+  each header with ``ast``, a tenth of a millisecond an array, and a ring
+  test makes thousands of small calls.)
 * Anything else raises :class:`WireError` naming the offending path, e.g.
   ``unsupported type 'function' at result['fn']``.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
+import re
 import struct
 
 import numpy as np
@@ -51,15 +56,58 @@ def _is_tensor(x) -> bool:
     return mod.startswith("torch") and type(x).__name__ in ("Tensor", "Parameter")
 
 
-def _npy(arr: np.ndarray) -> bytes:
+# a plain dtype as numpy spells it (dtype.str): byte order, kind, item size, a datetime's unit
+_DTYPE = re.compile(r"[<>|=][?biufcmMSUV][0-9]{1,6}(\[[0-9]*[A-Za-z]{1,2}\])?")
+MAX_DIMS = 64  # numpy's own limit
+
+
+def _array(arr: np.ndarray, blobs: list[bytes], record: dict) -> dict:
+    """``record`` plus the array's dtype, shape and the index of its bytes in ``blobs``."""
     if arr.dtype.hasobject:
         raise WireError(_("object arrays are not plain data"))
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
-    return buf.getvalue()
+    if arr.dtype.names is not None or arr.dtype.subdtype is not None:
+        raise WireError(_("structured arrays are not plain data (send one plain array per field)"))
+    blobs.append(np.ascontiguousarray(arr).tobytes())
+    return {**record, "dtype": arr.dtype.str, "shape": list(arr.shape)}
+
+
+def _load_array(x: dict, blobs: list, key: str) -> np.ndarray:
+    """The array a record describes, refused unless its bytes are exactly what its dtype and shape take."""
+    index, dtype, shape = x[key], x.get("dtype"), x.get("shape")
+    if not (isinstance(dtype, str) and _DTYPE.fullmatch(dtype) and isinstance(shape, list)
+            and len(shape) <= MAX_DIMS and all(type(n) is int and n >= 0 for n in shape)
+            and type(index) is int and 0 <= index < len(blobs)):
+        raise WireError("malformed message: an array record")
+    dt = np.dtype(dtype)
+    blob = blobs[index]
+    if dt.hasobject or dt.names is not None or math.prod(shape) * dt.itemsize != len(blob):
+        raise WireError("malformed message: an array's bytes do not match its dtype and shape")
+    if not len(blob):
+        return np.empty(shape, dt)
+    return np.frombuffer(blob, dt).reshape(shape)  # blob is a bytearray: the array is writable
+
+
+class Encoded:
+    """A value already encoded into the arrays of the message being built (:func:`encode`):
+    :func:`dumps` given the same ``blobs`` takes it as it was then, whatever happened to the
+    value since."""
+
+    __slots__ = ("head",)
+
+    def __init__(self, head):
+        self.head = head
+
+
+def encode(value, blobs: list[bytes], what: str = "value") -> Encoded:
+    """Encode ``value`` now, its arrays' bytes into ``blobs``; for ``dumps(..., blobs=blobs)``.
+    A worker answering many calls encodes each result as soon as its call returns, so a
+    later call that changes an earlier result in place (module state) cannot reach it."""
+    return Encoded(_encode(value, blobs, what, 1))
 
 
 def _encode(x, blobs: list[bytes], path: str, depth: int):
+    if type(x) is Encoded:
+        return x.head
     if depth > MAX_DEPTH:
         raise WireError(_("value nested deeper than {depth} levels at {path}").format(depth=MAX_DEPTH, path=path))
     if x is None or isinstance(x, (bool, str)):
@@ -73,15 +121,13 @@ def _encode(x, blobs: list[bytes], path: str, depth: int):
             raise WireError(_("unsupported type {type} at {path}").format(type="'numpy object'", path=path))
         return _encode(x.item(), blobs, path, depth + 1)
     if isinstance(x, np.ndarray):
-        blobs.append(_npy(x))
-        return {"__ndarray__": len(blobs) - 1}
+        return _array(x, blobs, {"__ndarray__": len(blobs)})
     if _is_tensor(x):
         t = x.detach().cpu()
         dtype = str(t.dtype).removeprefix("torch.")
         if dtype == "bfloat16":  # numpy has no bfloat16: ship the bits
             t = t.view(_torch().int16)
-        blobs.append(_npy(t.contiguous().numpy()))
-        return {"__tensor__": len(blobs) - 1, "dtype": dtype}
+        return {**_array(t.contiguous().numpy(), blobs, {"__tensor__": len(blobs)}), "torch_dtype": dtype}
     if isinstance(x, (list, tuple)):
         items = [_encode(v, blobs, f"{path}[{i}]", depth + 1) for i, v in enumerate(x)]
         return items if type(x) is list else {"__tuple__": items}
@@ -114,12 +160,11 @@ def _decode(x, blobs: list[bytes], depth: int = 0):
     if "__float__" in x:
         return float(x["__float__"])
     if "__ndarray__" in x:
-        return _load_npy(blobs[x["__ndarray__"]])
+        return _load_array(x, blobs, "__ndarray__")
     if "__tensor__" in x:
         torch = _torch()
-        arr = _load_npy(blobs[x["__tensor__"]])
-        t = torch.from_numpy(arr.copy())
-        if x["dtype"] == "bfloat16":
+        t = torch.from_numpy(_load_array(x, blobs, "__tensor__"))
+        if x.get("torch_dtype") == "bfloat16":
             t = t.view(torch.bfloat16)
         return t
     raise WireError(f"malformed message: unknown object {sorted(x)[:3]}")
@@ -131,18 +176,15 @@ def _hashable(k):
     return k
 
 
-def _load_npy(blob: bytes) -> np.ndarray:
-    return np.load(io.BytesIO(blob), allow_pickle=False)
-
-
 def _items(head: bytes) -> int:
     """An upper bound on the items and containers of a JSON text: each costs at least one of these."""
     return sum(head.count(c) for c in b"[{,:")
 
 
-def dumps(obj, what: str = "value") -> bytes:
-    """Serialize plain data; raise WireError naming what is not plain or too large to be read."""
-    blobs: list[bytes] = []
+def dumps(obj, what: str = "value", blobs: list[bytes] | None = None) -> bytes:
+    """Serialize plain data; raise WireError naming what is not plain or too large to be read.
+    ``blobs``: the arrays of the :class:`Encoded` values inside ``obj``."""
+    blobs = [] if blobs is None else blobs
     head = json.dumps(_encode(obj, blobs, what, 0), allow_nan=False).encode()
     if len(head) > MAX_HEAD_BYTES:
         raise WireError(_("{what} holds {size:.0f} MiB of lists, numbers and text, over the {limit} MiB limit "
@@ -171,11 +213,11 @@ def loads(data: bytes):
     view = memoryview(data)
     pos = 0
 
-    def take(n: int) -> bytes:
+    def take(n: int) -> bytearray:
         nonlocal pos
         if pos + n > len(view):
             raise WireError("truncated message")
-        out = view[pos : pos + n].tobytes()
+        out = bytearray(view[pos : pos + n])  # a copy the decoded array may own and write to
         pos += n
         return out
 

@@ -8,6 +8,7 @@ options several commands share are defined once, here.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterable
 
 import click
@@ -15,7 +16,14 @@ import click
 from autograder.core import i18n, labs
 
 jobs_option = click.option("--jobs", type=click.IntRange(min=1), default=None,
-                           help="parallel graders (default: number of cores)")
+                           help="parallel graders (default: number of cores, times the lab's graders_per_core)")
+
+
+def default_jobs(targets: Iterable[labs.Lab] = ()) -> int:
+    """Graders for a batch given no ``--jobs``: one per core this process may run on, times the
+    largest ``[limits] graders_per_core`` of the labs in it (a lab whose tests mostly wait)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores * max((lab.manifest.limits.graders_per_core for lab in targets), default=1)
 
 
 def sandbox_option(help_text: str):

@@ -5,14 +5,13 @@ The options and the console; the batch itself is ``autograder.batch.bulk``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from autograder.batch import bulk, manual
-from autograder.commands import jobs_option, lang_option, open_batch, sandbox_option, usage_error
+from autograder.commands import default_jobs, jobs_option, lang_option, open_batch, sandbox_option, usage_error
 from autograder.grading import runner  # noqa: F401  (tests patch grade.runner.grade_staged)
 
 
@@ -82,7 +81,7 @@ def main(*, lab: str, submissions_dir: str, out: str, jobs: int | None = None,
     if not sandbox:
         console.print("[bold yellow]WARNING: --no-sandbox runs student code inside the grader; "
                       "grades are not protected against hostile submissions.")
-    batch = bulk.grade_folder(the_lab, entries, Path(submissions_dir), out_dir, jobs=jobs or os.cpu_count() or 1,
+    batch = bulk.grade_folder(the_lab, entries, Path(submissions_dir), out_dir, jobs=jobs or default_jobs([the_lab]),
                               sandbox=sandbox, force=force, after_due=after_due, only=chosen, deadline=deadline,
                               marks=marks, console=console)
     bulk.report(batch, the_lab.manifest, out_dir, console)

@@ -7,14 +7,13 @@ prints the score, the survivors and any mark that is wrong.
 
 from __future__ import annotations
 
-import os
 
 import click
 
 from autograder.build import verify
 from autograder.build.mutants import (EQUIVALENTS_FILE, EquivalentsError, Report, toml_str, all_mutants,
                                       load_equivalents, spread, survived)
-from autograder.commands import jobs_option, sandbox_option
+from autograder.commands import default_jobs, jobs_option, sandbox_option
 from autograder.core import labs
 from autograder.core.results import PASSED
 
@@ -39,7 +38,7 @@ def main(*, lab: str, limit: int | None = None, jobs: int | None = None, sandbox
         print(f"autograder mutants: {exc}")
         return 2
     chosen = spread(everything, limit)
-    jobs = jobs or os.cpu_count() or 1
+    jobs = jobs or default_jobs([lab_])
     reference = {f: (lab_.solution_dir / f).read_text() for f in m.student_files}
     batch = [reference] + [{**reference, mu.file: mu.source} for mu in chosen]
     print(f"autograder mutants {lab_.short}: {len(chosen)} of {len(everything)} mutants of "

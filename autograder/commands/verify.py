@@ -7,7 +7,6 @@ under the table, each unexpected failure's first line of feedback.
 
 from __future__ import annotations
 
-import os
 
 import click
 from rich.console import Console
@@ -15,7 +14,7 @@ from rich.table import Table
 
 from autograder.build import candidates
 from autograder.build.verify import explain, grade_batch, judge
-from autograder.commands import jobs_option, sandbox_option
+from autograder.commands import default_jobs, jobs_option, sandbox_option
 from autograder.core import labs
 
 
@@ -35,7 +34,7 @@ def main(*, lab: str | None = None, jobs: int | None = None, sandbox: bool = Tru
     console = Console()
     targets = [labs.get(lab)] if lab else labs.all_labs()
     work = [(l, c) for l in targets for c in candidates.verify_candidates(l)]
-    jobs = jobs or os.cpu_count() or 1
+    jobs = jobs or default_jobs(targets)
     graded = grade_batch([(l, c.id, candidates.sources(l, c)) for l, c in work], jobs=jobs, sandbox=sandbox)
     table = Table(title="autograder verify" + ("" if sandbox else " (in-process)"))
     for col in ("lab", "candidate", "score", "lost questions", "expected to lose", "result"):

@@ -350,7 +350,21 @@ class SandboxBackend:
 
     # -- calls --------------------------------------------------------------
     def call(self, name, args, kwargs, measure=False):
-        payload = seam.call_message(name, args, kwargs)
+        return self._exchange(name, seam.call_message(name, args, kwargs), measure=measure)
+
+    def call_each(self, name: str, calls: list[dict]) -> list:
+        """Many keyword calls of ``name`` in one message and one reply (``seam._Function.each``)."""
+        if not calls:
+            return []
+        value, _m = self._exchange(name, seam.each_message(name, calls), count=len(calls))
+        if not (isinstance(value, list) and len(value) == len(calls)):
+            self._kill()  # only engine code answers this shape: a forged reply
+            raise errors.StudentCodeError(errors.UNSUPPORTED, _("{name}(): unreadable reply ({error})").format(
+                name=name, error="not one value per call"))
+        return value
+
+    def _exchange(self, name: str, payload: bytes, *, measure: bool = False, count: int = 1):
+        """Send one call message (``count`` calls of ``name``) and read its reply: (value, Measurement)."""
         if self.broken:
             raise self.broken
         if name in self.timed_out:  # don't spend the limit again on every test
@@ -363,7 +377,7 @@ class SandboxBackend:
         if self.conn is None:
             self._spawn()
         timeout = self.manifest.limits.timeout_s
-        deadline, is_budget = self._deadline(timeout)
+        deadline, is_budget = self._deadline(timeout * count)  # calls made together share their limits
         cpu0 = None
         if measure:
             if self.group:
@@ -379,6 +393,10 @@ class SandboxBackend:
             if is_budget:
                 raise self._budget_error() from None
             self.timed_out.add(name)
+            if count > 1:
+                raise errors.StudentCodeError(errors.TIMEOUT, _(
+                    "{count} calls of {name}() made together did not finish within {seconds:g} s ({limit:g} s "
+                    "a call)").format(count=count, name=name, seconds=timeout * count, limit=timeout)) from None
             raise errors.StudentCodeError(errors.TIMEOUT, _("{name}() timed out after {seconds:g} s").format(name=name, seconds=timeout)) from None
         except (channel.ChannelClosed, ConnectionError, OSError):
             cause = self._death_cause()

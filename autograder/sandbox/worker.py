@@ -166,24 +166,35 @@ def serve(conn: socket.socket, req: dict, files: dict[str, bytes], namespaces: b
 
 
 def _answer(msg: dict, modules, failed, work: Path, support_files: tuple[str, ...]) -> bytes:
+    """The reply to one call, or to ``"each"``: many keyword calls in order, whose values go back
+    as one list; the first that fails is the reply, and the calls after it are not made."""
     name = msg["fn"]
     try:
         fn = loader.find_function(modules, name, failed, work)
-        args, kwargs = tuple(msg["args"]), dict(msg["kwargs"])
-        # Engine code, but in the student's process: code that patches hashlib or numpy could
-        # hide its own in-place changes. That only skips a check that protects the student
-        # (the grader's data never reaches this process), so it needs no stronger guard.
-        before = loader.fingerprint_arguments(args, kwargs)
-        value = loader.call(fn, args, kwargs, work, support_files)  # a support file's frames: the lab's code
-        loader.check_unmodified(name, fn, args, kwargs, before)
+        what, blobs = _("return value of {name}()").format(name=name), []
         try:
-            return wire.dumps({"ok": value}, _("return value of {name}()").format(name=name))
+            if "each" in msg:  # each value encoded as its call returns: as if it had been sent alone
+                value = [wire.encode(_one(fn, name, (), dict(kw), work, support_files), blobs, what)
+                         for kw in msg["each"]]
+            else:
+                value = _one(fn, name, tuple(msg["args"]), dict(msg["kwargs"]), work, support_files)
+            return wire.dumps({"ok": value}, what, blobs)
         except wire.WireError as exc:
             raise errors.StudentCodeError(errors.UNSUPPORTED, _("unsupported return type: {error}").format(error=exc)) from None
     except errors.StudentCodeError as exc:
         if exc.kind == errors.EXCEPTION and "MemoryError" in exc.message:
             exc.message += _(" (the sandbox allows at most {mib} MiB)").format(mib=_memory_limit_mb())
         return wire.dumps({"error": {**exc.to_dict(), "output": _output_tail(work)}})
+
+
+def _one(fn, name: str, args: tuple, kwargs: dict, work: Path, support_files: tuple[str, ...]):
+    # Engine code, but in the student's process: code that patches hashlib or numpy could
+    # hide its own in-place changes. That only skips a check that protects the student
+    # (the grader's data never reaches this process), so it needs no stronger guard.
+    before = loader.fingerprint_arguments(args, kwargs)
+    value = loader.call(fn, args, kwargs, work, support_files)  # a support file's frames: the lab's code
+    loader.check_unmodified(name, fn, args, kwargs, before)
+    return value
 
 
 def _memory_limit_mb() -> int:

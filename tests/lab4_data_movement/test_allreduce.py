@@ -79,14 +79,25 @@ def true_ring(buffers):
     return states
 
 
-def drive(sim, student, buffers, *, case, history=False, sends=None):
-    """Run the ring here with the student's per-rank functions; a broken ring rule fails the test."""
-    def send(**kw):
-        out = student.ring_send(**kw)
-        if sends is not None:
-            sends.append((kw["step"], kw["rank"], out))
+class RecordedSend:
+    """student.ring_send, noting (step, rank, messages) of every call in ``sends``; a step's
+    calls go to the sandbox together (``each``), as run_ring makes them."""
+
+    def __init__(self, student, sends: list):
+        self.fn, self.sends = student.ring_send, sends
+
+    def each(self, calls: list[dict]) -> list:
+        out = self.fn.each(calls)
+        self.sends += [(kw["step"], kw["rank"], msgs) for kw, msgs in zip(calls, out)]
         return out
 
+    def __call__(self, **kw):
+        return self.each([kw])[0]
+
+
+def drive(sim, student, buffers, *, case, history=False, sends=None):
+    """Run the ring here with the student's per-rank functions; a broken ring rule fails the test."""
+    send = student.ring_send if sends is None else RecordedSend(student, sends)
     try:
         return sim.run_ring(buffers=buffers, send=send, receive=student.ring_receive, history=history)
     except sim.RingError as exc:
@@ -117,7 +128,8 @@ def test_chunk_bounds_and_schedule(student):
         got = [tuple(int(x) for x in pair) for pair in got] if isinstance(got, (list, tuple)) else got
         assert_equal(got, true_bounds(M_, N), what="chunk_bounds", case=f"M={M_}, N={N}")
     for N in (2, 3, 5, 8):
-        got = [[student.ring_chunk(rank=r, N=N, step=s) for r in range(N)] for s in range(2 * (N - 1))]
+        flat = student.ring_chunk.each([dict(rank=r, N=N, step=s) for s in range(2 * (N - 1)) for r in range(N)])
+        got = [flat[s * N:(s + 1) * N] for s in range(2 * (N - 1))]
         expected = [[scheduled_chunk(r, N, s) for r in range(N)] for s in range(2 * (N - 1))]
         assert_equal(got, expected, what="ring_chunk", case=_("N={N}, every rank and step").format(N=N))
 

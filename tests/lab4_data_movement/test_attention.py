@@ -16,6 +16,7 @@ pytestmark = pytest.mark.question("tiled_attention")
 UNMEASURED = N_("{what}: could not be measured on this grading machine; please tell your instructor")
 F64 = dict(rtol=1e-10, atol=1e-10)
 F32 = dict(rtol=1e-5, atol=1e-5)
+CHECKED_ROWS = 128  # of the memory test's outputs, checked against the definition
 
 
 def softmax_attention(q, k, v, causal=False):
@@ -159,7 +160,15 @@ def test_tiled_peak_memory_below_score_matrix(student, rng):
             raise AssertionError(M.say(UNMEASURED, what=_("peak memory of tiled_attention")))
         case = _("S={S}, d={d}, block_size={B}, float32, measured with {method}").format(S=S, d=d, B=B,
                                                                                        method=meas.method)
-        assert_close(out, softmax_attention(q, k, v), what=_("tiled_attention output"), case=case, **F32)
+        # The measured call must have computed attention, not just stayed small. Rows are
+        # independent without a mask, so a random sample of them is checked against the
+        # definition (the S×S ground truth would cost more than the call); the other tests
+        # check every row.
+        out = np.asarray(out)  # an array or a tensor, as the other tests accept
+        assert_equal(out.shape, q.shape, what=_("shape of tiled_attention's output"), case=case)
+        rows = np.sort(rng.choice(S, size=CHECKED_ROWS, replace=False))
+        assert_close(out[rows], softmax_attention(q[rows], k, v), what=_("tiled_attention output"), case=case,
+                     **F32)
         peaks[S], method = meas.peak_bytes, meas.method
     small, large = sizes
     # Sandboxed, the worker's resident memory also holds q, k, v as they arrive and the output

@@ -59,19 +59,26 @@ def _ppid(pid: str) -> str:
         return "0"
 
 
-def _ours(pid: str) -> bool:
-    """Started by this test process (other batches may run beside it), or an orphan."""
+def _ours(pid: str, cmd: str, out: Path) -> bool:
+    """Started by this test process, or an orphan of this test's batch. Other batches run
+    beside it (pytest-xdist): an orphan (re-parented to init: its zygote is gone, or the
+    zygote is in its own shutdown after its grade process was killed) is another batch's
+    when its command line, which a worker inherits from its zygote, is a zygote's that does
+    not hide this batch's folder; any other orphan (a worker that rewrote its argv or ran
+    another program) counts."""
     seen = set()
     while pid not in ("0", "1") and pid not in seen:
         if pid == str(os.getpid()):
             return True
         seen.add(pid)
         pid = _ppid(pid)
-    return pid == "1" and len(seen) == 1  # re-parented to init: its zygote is gone
+    other_batch = "autograder.sandbox.zygote" in cmd and str(out.resolve()) not in cmd
+    return pid == "1" and len(seen) == 1 and not other_batch
 
 
-def _worker_processes() -> list[str]:
-    """Live processes that belong to a sandbox of this test's: worker uids or a zygote."""
+def _worker_processes(out: Path) -> list[str]:
+    """Live processes that belong to a sandbox of this test's batch (writing to ``out``):
+    worker uids or a zygote."""
     found = []
     for p in Path("/proc").iterdir():
         if not p.name.isdigit() or p.name == str(os.getpid()):
@@ -81,7 +88,7 @@ def _worker_processes() -> list[str]:
             cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, StopIteration):
             continue
-        if (uid >= layers.UID_BASE or "autograder.sandbox.zygote" in cmd) and _ours(p.name):
+        if (uid >= layers.UID_BASE or "autograder.sandbox.zygote" in cmd) and _ours(p.name, cmd, out):
             found.append(f"{p.name} uid={uid} {cmd[:80]}")
     return found
 
@@ -153,7 +160,7 @@ def _check_batch(rows: dict, out: Path, expect_control: float, private_tmp: bool
     for p in out.rglob("*"):
         if p.is_file():
             assert p.stat().st_size < 2**20, f"{p.name} is over 1 MB"
-    assert not _worker_processes(), "processes outlived the batch"
+    assert not _worker_processes(out), "processes outlived the batch"
     _check_nothing_leaks(out)
 
 

@@ -118,3 +118,16 @@ def test_every_real_lab_and_the_toy_lab_parse():
     assert len(paths) == 5
     for p in paths:
         assert manifest.load(p).questions
+
+
+def test_graders_per_core_sets_a_batchs_default_jobs(monkeypatch):
+    """A lab whose tests mostly sleep asks for more graders than cores; --jobs still wins."""
+    from autograder.commands import default_jobs
+
+    with pytest.raises(manifest.ManifestError, match='key "graders_per_core" in .* must be an integer'):
+        manifest.parse(_with(limits=("graders_per_core", 1.5)), "x")
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2})
+    by_lab = {l.short: l for l in LABS}
+    assert default_jobs([by_lab["lab2"]]) == 3 and default_jobs() == 3
+    assert by_lab["lab4"].manifest.limits.graders_per_core == 2
+    assert default_jobs([by_lab["lab4"]]) == 6 and default_jobs(LABS) == 6

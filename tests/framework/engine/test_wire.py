@@ -1,7 +1,9 @@
 """Plain data only crosses the boundary, and nothing is ever unpickled."""
 
+import json
 import math
 import pickle
+import struct
 
 import numpy as np
 import pytest
@@ -47,23 +49,37 @@ def test_never_unpickles(capfd):
     with pytest.raises(wire.WireError, match="^malformed message: a JSON part of [0-9]+ bytes"):
         wire.loads(payload)  # not our framing: refused, never unpickled
     forged = wire.dumps({"x": np.zeros(1)}).replace(b"__ndarray__", b"__pickled__")
-    with pytest.raises(wire.WireError, match=r"^malformed message: unknown object \['__pickled__'\]$"):
+    with pytest.raises(wire.WireError, match=r"^malformed message: unknown object \['__pickled__', 'dtype', 'shape'\]$"):
         wire.loads(forged)
     assert "pwned" not in capfd.readouterr().out
 
 
-def test_object_npy_blob_is_refused():
-    import io
-
-    buf = io.BytesIO()
-    np.save(buf, np.array([1, "a"], dtype=object), allow_pickle=True)
+@pytest.mark.parametrize("record", [
+    {"dtype": "|O8", "shape": [1]},  # an object array: its bytes would be pointers
+    {"dtype": "[('a', '<f8')]", "shape": [1]},  # not a plain dtype
+    {"dtype": "<f8", "shape": [2]},  # more elements than the bytes hold
+    {"dtype": "<f8", "shape": [-1]},
+    {"dtype": "<f8", "shape": "1"},
+    {"dtype": "<f8"},
+])
+def test_forged_array_records_are_refused(record):
+    """The reader trusts nothing but the bytes: an array's dtype and shape must account for them exactly."""
     good = wire.dumps({"x": np.zeros(1)})
-    zeros = io.BytesIO()
-    np.save(zeros, np.zeros(1), allow_pickle=False)
-    evil = good.replace(zeros.getvalue(), buf.getvalue())
-    evil = evil.replace(len(zeros.getvalue()).to_bytes(8, "big"), len(buf.getvalue()).to_bytes(8, "big"))
-    with pytest.raises(ValueError, match="Object arrays cannot be loaded when allow_pickle=False"):
-        wire.loads(evil)
+    forged = good.replace(b'"dtype": "<f8", "shape": [1]', json.dumps(record)[1:-1].encode())
+    forged = struct.pack("!Q", len(forged) - len(good) + struct.unpack("!Q", good[:8])[0]) + forged[8:]
+    with pytest.raises(wire.WireError, match="^malformed message: an array"):
+        wire.loads(forged)
+
+
+def test_arrays_arrive_writable_and_exact():
+    arrays = [np.arange(12, dtype=">i4").reshape(3, 4)[:, ::2], np.zeros((0, 3)), np.array(2.5),
+              np.array(["ab", "c"]), np.array(["2024-01-01"], dtype="datetime64[ns]"), np.ones(3, dtype=bool)]
+    for a in arrays:
+        back = wire.roundtrip(a)
+        assert back.dtype == a.dtype and back.shape == a.shape and back.flags.writeable
+        np.testing.assert_array_equal(back, a)
+    with pytest.raises(wire.WireError, match="^structured arrays are not plain data"):
+        wire.dumps(np.zeros(2, dtype=[("a", "<f8")]))
 
 
 def test_size_limit(monkeypatch):
