@@ -10,7 +10,12 @@ threshold or a CPU/wall ratio, so a busy machine cannot change a verdict:
 * a sequential loop never overlaps, whatever the load (by construction);
 * the queue bound is a happens-before fact: put(i−1) returned before
   load i began, so item i−queue_size−1 had been taken, so item
-  i−queue_size−2 had finished computing;
+  i−queue_size−2 had finished computing. A correct loader never breaks
+  it; whether a loader without the bound shows that it runs ahead depends
+  on how fast it loads next to the computes, so only the queue test
+  checks it, with loads of 1 ms against computes of 40 ms (over seven
+  windows). The other tests, whose stages are short or hold the GIL,
+  check structure only: there a missing bound would show only sometimes;
 * overlap needs only one item i+1 that starts loading during the 50 ms
   sleep of computing item i: a correct loader starts it right after the
   put, and would have to be starved for the whole sleep of every item to
@@ -138,10 +143,8 @@ def test_gil_python_cpu_loader_is_a_thread(student):
     for prefetch in (False, True):
         report = student.run_loader(n_items=n, load_work=CPU_ITERS, compute_work=CPU_ITERS, kind="python_cpu",
                                     prefetch=prefetch, queue_size=2)
-        L, C, _overlapped = events_by_item(report, n, prefetch=prefetch, kind="python_cpu", load=CPU_ITERS,
-                                           compute=CPU_ITERS, case=case)
-        if prefetch:
-            check_bound(L, C, 2, case=case)
+        events_by_item(report, n, prefetch=prefetch, kind="python_cpu", load=CPU_ITERS, compute=CPU_ITERS,
+                       case=case)
 
 
 def test_every_item_once_in_order(student, rng):
@@ -152,9 +155,6 @@ def test_every_item_once_in_order(student, rng):
     for prefetch in (False, True):
         report = student.run_loader(n_items=n, load_work=load, compute_work=compute, kind="sleep",
                                     prefetch=prefetch, queue_size=q)
-        L, C, _overlapped = events_by_item(report, n, prefetch=prefetch, kind="sleep", load=load, compute=compute,
-                                           case=case)
+        events_by_item(report, n, prefetch=prefetch, kind="sleep", load=load, compute=compute, case=case)
         computed = [e["item"] for e in sorted(report["events"], key=lambda e: e["start"]) if e["stage"] == "compute"]
         assert_equal(computed, list(range(n)), what=_("the order in which items were computed"), case=case)
-        if prefetch:
-            check_bound(L, C, q, case=case)
