@@ -25,6 +25,17 @@ def stubs_on_disk():
         stubs.write(lab)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def no_zygote_outlives_its_module():
+    """A test that calls a SandboxBackend directly starts this process's own zygote
+    (``sandbox.backend.zygote``); stop it with the module, as the plugin does after a
+    pytest run, so no later file in this process finds it still running."""
+    yield
+    from autograder.sandbox.backend import stop_zygote
+
+    stop_zygote()
+
+
 @pytest.fixture(autouse=True)
 def english_unless_asked(monkeypatch):
     """Tests read English messages whatever this machine's locale; a test that

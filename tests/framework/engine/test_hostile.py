@@ -60,20 +60,22 @@ def _ppid(pid: str) -> str:
 
 
 def _ours(pid: str, cmd: str, out: Path) -> bool:
-    """Started by this test process, or an orphan of this test's batch. Other batches run
-    beside it (pytest-xdist): an orphan (re-parented to init: its zygote is gone, or the
-    zygote is in its own shutdown after its grade process was killed) is another batch's
-    when its command line, which a worker inherits from its zygote, is a zygote's that does
-    not hide this batch's folder; any other orphan (a worker that rewrote its argv or ran
+    """Started by this test process, or an orphan (re-parented to init: its zygote is gone),
+    and not another batch's. Other batches run beside this one (pytest-xdist's other files,
+    a zygote finishing its shutdown after a test killed its grade process), and an earlier
+    test in this process may have left its own zygote: a zygote, and a worker, which
+    inherits its zygote's command line, is another batch's when that command line does
+    not hide this batch's folder. Any other process (a worker that rewrote its argv or ran
     another program) counts."""
+    if "autograder.sandbox.zygote" in cmd and str(out.resolve()) not in cmd:
+        return False
     seen = set()
     while pid not in ("0", "1") and pid not in seen:
         if pid == str(os.getpid()):
             return True
         seen.add(pid)
         pid = _ppid(pid)
-    other_batch = "autograder.sandbox.zygote" in cmd and str(out.resolve()) not in cmd
-    return pid == "1" and len(seen) == 1 and not other_batch
+    return pid == "1" and len(seen) == 1
 
 
 def _worker_processes(out: Path) -> list[str]:
