@@ -65,29 +65,35 @@ def pytest_addoption(parser):
     parser.addini("autograder_suite_workers", SUITE_WORKERS_HELP, default="0")
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config):
     """A plain ``pytest`` of the project spreads its test files over pytest-xdist's processes
-    (``autograder_suite_workers`` in the ini file), before xdist reads its options.  Left alone:
-    a run that chose ``-n`` itself, an xdist worker, a machine without xdist, and every run that
-    grades or checks a submission (``--submission``, ``--sandbox``, ``--results-json``): those
-    are one submission's tests in one grader process."""
+    (``autograder_suite_workers`` in the ini file).  A wrapper, so that it runs before xdist
+    reads its options whatever order the two plugins were loaded in (``python -m pytest``
+    loads this one first).  Left alone: a run that chose ``-n`` itself, an xdist worker, a
+    machine without xdist, and every run that grades or checks a submission
+    (``--submission``, ``--sandbox``, ``--results-json``): those are one submission's tests
+    in one grader process."""
+    _spread_the_suite(config)
+    return (yield)
+
+
+def _spread_the_suite(config) -> None:
     if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
-        return None
+        return
     if config.option.numprocesses is not None or config.getoption("collectonly"):
-        return None
+        return
     s = resolve_settings(config)
     if s.submission or s.sandbox or s.results_json or s.update_snapshots:
-        return None
+        return
     workers = str(config.getini("autograder_suite_workers")).strip()
     if workers not in ("auto", "logical") and not (workers.isdigit() and int(workers) > 0):
         if workers != "0":
             raise pytest.UsageError(f"autograder_suite_workers must be a number or auto, not {workers!r}")
-        return None
+        return
     config.option.numprocesses = workers if not workers.isdigit() else int(workers)
     if config.option.dist == "no":
         config.option.dist = "loadfile"  # a file's tests share its module state (and its fixtures)
-    return None
 
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+REPO = Path(__file__).resolve().parents[3]
 
 pytest_plugins = ["pytester"]
 
@@ -122,3 +125,20 @@ def test_bad_markers_are_usage_errors_naming_test_marker_and_keyword(toy):
     for line in expected:
         result.stderr.fnmatch_lines([line])
     assert "test_fine" not in result.stderr.str()
+
+
+@pytest.mark.parametrize("how", ["python -m pytest", "pytest"])
+def test_the_suite_spreads_over_xdist_however_pytest_is_started(how):
+    """``autograder_suite_workers`` applies whichever plugin pytest loaded first. From the
+    project's root, ``python -m pytest`` finds this project's own metadata first (the current
+    folder leads sys.path), so it loads this plugin before xdist; the ``pytest`` script loads
+    it after. Run on one small test file of the suite."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "pytest"] if how == "python -m pytest" else [
+        str(Path(sys.executable).with_name("pytest"))]
+    args = ["-p", "no:cacheprovider", "-o", "autograder_suite_workers=2", "tests/framework/engine/test_wire.py"]
+    out = subprocess.run([*cmd, *args], cwd=REPO, capture_output=True, text=True, timeout=300).stdout
+    assert "2 workers" in out and " passed" in out and "failed" not in out, out[-2000:]
+    single = subprocess.run([*cmd, *args, "-n", "0"], cwd=REPO, capture_output=True, text=True, timeout=300).stdout
+    assert "workers" not in single and " passed" in single, single[-2000:]
