@@ -56,18 +56,17 @@ def encode_call(name: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 def call_message(name: str, args: tuple, kwargs: dict) -> bytes:
     """The call as a sandboxed worker receives it: the same copy :func:`encode_call` makes, in
     one pass of the wire format (its decoding happens in the worker)."""
-    try:
-        return wire.dumps({"fn": name, "args": tuple(args), "kwargs": dict(kwargs)},
-                          _("arguments of {name}()").format(name=name))
-    except wire.WireError as exc:  # a test bug, not the student's
-        raise errors.StudentCodeError(errors.ARGUMENT, str(exc)) from None
+    return _message(name, {"args": tuple(args), "kwargs": dict(kwargs)})
 
 
 def each_message(name: str, calls: list[dict]) -> bytes:
     """Many keyword calls of one function as a sandboxed worker receives them (``worker._answer``)."""
+    return _message(name, {"each": [dict(kw) for kw in calls]})
+
+
+def _message(name: str, body: dict) -> bytes:
     try:
-        return wire.dumps({"fn": name, "each": [dict(kw) for kw in calls]},
-                          _("arguments of {name}()").format(name=name))
+        return wire.dumps({"fn": name, **body}, _("arguments of {name}()").format(name=name))
     except wire.WireError as exc:  # a test bug, not the student's
         raise errors.StudentCodeError(errors.ARGUMENT, str(exc)) from None
 
