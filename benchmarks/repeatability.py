@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import sys
 import time
 
 from autograder.build import candidates
+from autograder.commands import default_jobs
 from autograder.core import labs
 from autograder.build import verify
 
@@ -46,7 +46,7 @@ def main() -> int:
     ap.add_argument("--no-sandbox", dest="sandbox", action="store_false")
     args = ap.parse_args()
     targets = [labs.get(n) for n in args.labs] if args.labs else labs.all_labs()
-    jobs = args.jobs or os.cpu_count() or 1
+    jobs = args.jobs or default_jobs(targets)  # as `autograder verify` grades them
     items = [(lab, f"{lab.short}/{c.id}", candidates.sources(lab, c))
              for lab in targets for c in candidates.verify_candidates(lab)]
     loops = [multiprocessing.Process(target=busy_loop, daemon=True) for _ in range(args.busy)]
