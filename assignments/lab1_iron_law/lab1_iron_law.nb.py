@@ -311,12 +311,14 @@ for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilizat
 # runs your two functions on **simulated devices** instead: `device={"kind": "simulated", ...}` (a plain dict)
 # gives a device that computes nothing and moves its own clock by a model of each product. Every call pays a fixed
 # overhead, the rate grows with the size of the product, the first product of each shape pays a one-time warm-up
-# cost, and a deterministic "noise" makes repeated calls differ, so that the best, the median and the mean of
-# repeated timings are three different numbers (the model is in `lab1_device.py`'s docstring). The same code always
-# gives the same times there, and the hidden tests compare yours with the reference solution's on the same devices.
-# That only works if you follow the docstrings' protocol exactly: one untimed warm-up per shape, `device.clock()`
-# around each single `device.matmul`, the median for the sweep, the best for the peak, and torch's thread setting
-# left alone.
+# cost, a product right after one of its own shape finds warm caches and runs faster, making an operand with
+# `randn` takes time too, and a deterministic "noise" makes repeated calls differ, so that the best, the median and
+# the mean of repeated timings are three different numbers (the model is in `lab1_device.py`'s docstring). The same
+# code always gives the same times there, and the hidden tests compare yours with the reference solution's on the
+# same devices. That only works if you follow the docstrings' protocol exactly: the operands made first, one
+# untimed warm-up per shape, `device.clock()` around each single `device.matmul`, rounds that interleave the batch
+# sizes, the median for the sweep, the best for the peak, and torch's thread setting left alone (`flops.py` never
+# calls `torch.set_num_threads`: a simulated device raises `ThreadSettingError` if it does).
 
 # %% [markdown] tags=["vi"]
 # ### Bộ chấm nhìn thấy gì: một thiết bị mô phỏng
@@ -325,12 +327,14 @@ for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilizat
 # bộ chấm chạy hai hàm của bạn trên các **thiết bị mô phỏng**: `device={"kind": "simulated", ...}` (một dict thông
 # thường) cho một thiết bị không tính gì cả mà chỉ tăng đồng hồ riêng của nó theo một mô hình của từng tích. Mỗi lần gọi
 # tốn một chi phí cố định, tốc độ tăng theo kích thước của tích, tích đầu tiên của mỗi kích thước tốn thêm một chi phí
-# khởi động một lần, và một "nhiễu" tất định làm các lần gọi lặp lại khác nhau, để lần tốt nhất, trung vị và trung bình
-# của các lần đo lặp lại là ba con số khác nhau (mô hình nằm trong docstring của `lab1_device.py`). Ở đó cùng một đoạn code
-# luôn cho cùng thời gian, và các bài kiểm thử ẩn so sánh kết quả của bạn với lời giải tham chiếu trên cùng các thiết bị.
-# Điều đó chỉ đúng khi bạn làm đúng quy trình trong docstring: mỗi kích thước một lần khởi động không bấm giờ,
-# `device.clock()` quanh từng lần gọi `device.matmul`, trung vị cho phép quét, lần tốt nhất cho mức đỉnh, và không đổi
-# thiết lập luồng của torch.
+# khởi động một lần, một tích ngay sau một tích cùng kích thước gặp bộ nhớ đệm còn nóng nên chạy nhanh hơn, tạo toán hạng
+# bằng `randn` cũng tốn thời gian, và một "nhiễu" tất định làm các lần gọi lặp lại khác nhau, để lần tốt nhất, trung vị
+# và trung bình của các lần đo lặp lại là ba con số khác nhau (mô hình nằm trong docstring của `lab1_device.py`). Ở đó
+# cùng một đoạn code luôn cho cùng thời gian, và các bài kiểm thử ẩn so sánh kết quả của bạn với lời giải tham chiếu trên
+# cùng các thiết bị. Điều đó chỉ đúng khi bạn làm đúng quy trình trong docstring: tạo toán hạng trước, mỗi kích thước một
+# lần khởi động không bấm giờ, `device.clock()` quanh từng lần gọi `device.matmul`, các vòng xen kẽ các batch, trung vị
+# cho phép quét, lần tốt nhất cho mức đỉnh, và không đổi thiết lập luồng của torch (`flops.py` không bao giờ gọi
+# `torch.set_num_threads`: thiết bị mô phỏng báo `ThreadSettingError` nếu có).
 
 # %%
 SIMULATED = {"kind": "simulated", "seed": 0}  # lab1_device.SIMULATED gives the other settings

@@ -26,8 +26,13 @@ ReLU unit that is inactive on every example of the batch, every weight of an
 MLP with ``init_std = 0``.
 
 Optional keys for both kinds: ``"dtype"`` (``"float32"`` default, or
-``"bfloat16"``) and ``"frozen"`` (a list of parameter-name prefixes whose
-parameters get ``requires_grad=False``, e.g. ``["tok_emb"]``).
+``"bfloat16"``), ``"frozen"`` (a list of parameter-name prefixes whose
+parameters get ``requires_grad=False``, e.g. ``["tok_emb"]``) and
+``"shared_blocks"`` (``False`` default; ``True``: one block shared by every
+layer, as in ALBERT: ``model.blocks`` holds the same module ``n_layers``
+times, so the forward pass calls that block, and each module inside it,
+``n_layers`` times, while ``model.modules()`` and ``model.parameters()``
+yield each once).
 
 Every model has the same three-part forward, which checkpointing needs::
 
@@ -50,10 +55,17 @@ import torch.nn.functional as F
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 GPT_DEFAULTS = {"vocab": 64, "seq_len": 16, "d_model": 32, "n_heads": 4, "n_layers": 2,
-                "tie_weights": True, "seed": 0, "dtype": "float32", "frozen": []}
+                "tie_weights": True, "seed": 0, "dtype": "float32", "frozen": [], "shared_blocks": False}
 MLP_DEFAULTS = {"d_in": 16, "d_model": 32, "n_layers": 4, "n_classes": 10, "init_std": 0.02, "act": "gelu",
-                "seed": 0, "dtype": "float32", "frozen": []}
+                "seed": 0, "dtype": "float32", "frozen": [], "shared_blocks": False}
 ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
+
+
+def _blocks(make, cfg: dict) -> nn.ModuleList:
+    """``n_layers`` blocks; with ``shared_blocks``, one block listed ``n_layers`` times."""
+    if cfg["shared_blocks"]:
+        return nn.ModuleList([make()] * cfg["n_layers"])  # one module (and its weights) in every layer
+    return nn.ModuleList(make() for _ in range(cfg["n_layers"]))
 
 
 # -- the tiny GPT ---------------------------------------------------------------
@@ -110,7 +122,7 @@ class TinyGPT(nn.Module):
         d = cfg["d_model"]
         self.tok_emb = nn.Embedding(cfg["vocab"], d)
         self.pos_emb = nn.Embedding(cfg["seq_len"], d)
-        self.blocks = nn.ModuleList(Block(d, cfg["n_heads"]) for _ in range(cfg["n_layers"]))
+        self.blocks = _blocks(lambda: Block(d, cfg["n_heads"]), cfg)
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, cfg["vocab"], bias=False)
         for m in self.modules():  # GPT-2 initialisation
@@ -147,7 +159,7 @@ class DeepMLP(nn.Module):
         super().__init__()
         d = cfg["d_model"]
         self.inp = nn.Linear(cfg["d_in"], d)
-        self.blocks = nn.ModuleList(MLPBlock(d, cfg["act"]) for _ in range(cfg["n_layers"]))
+        self.blocks = _blocks(lambda: MLPBlock(d, cfg["act"]), cfg)
         self.out = nn.Linear(d, cfg["n_classes"])
         for m in self.modules():
             if isinstance(m, nn.Linear):

@@ -17,6 +17,10 @@ is ignored. Two parts:
   >>> [e["stage"] for e in rec.report()["events"]]
   ['load', 'compute']
 
+  Every load is recorded, also one whose item is never computed (work
+  done twice shows), and the report lists the threads that did recorded
+  work but had not been joined when it was made.
+
 * **A ring network** for ring AllReduce. ``run_ring`` plays N ranks, step
   by step: at every step it asks each rank which messages it sends
   (``send``), carries them over a :class:`RingNetwork`, then hands each
@@ -32,7 +36,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from itertools import repeat
+from itertools import count, repeat
 
 import numpy as np
 
@@ -74,6 +78,21 @@ def do_work(*, kind: str, amount: float) -> None:
         raise ValueError(_("kind must be 'sleep' or 'python_cpu', got {kind}").format(kind=repr(kind)))
 
 
+_LOADS = count()  # numbers every load of this process; (pid, number) names it in any process
+
+
+def _joined(thread: threading.Thread) -> bool:
+    """Whether the end of ``thread`` has been waited for (``join()`` returned, or ``is_alive()``
+    answered False), without waiting or polling here. CPython's ``Thread._is_stopped`` is set by
+    exactly that wait, never by the thread itself, so the answer does not depend on whether the
+    thread happened to have ended already: a finished thread nobody joined is still "not joined".
+    A Python without that attribute falls back to ``not is_alive()`` (which cannot tell a finished
+    thread from a joined one).
+    """
+    stopped = getattr(thread, "_is_stopped", None)
+    return bool(stopped) if stopped is not None else not thread.is_alive()
+
+
 class Recorder:
     """Does the loader's work and records every stage as an event.
 
@@ -89,10 +108,12 @@ class Recorder:
     thread that did the work (``threading.get_native_id()``) and its
     process (``os.getpid()``).
 
-    ``load`` returns the item as a small dict that carries the record of
-    its own loading, so the record travels with the sample through a
-    queue, even to another process; ``compute`` files both records.
-    Thread-safe.
+    ``load`` files its event at once, so every load of this process is
+    recorded, also one whose item is never computed. It returns the item as
+    a small dict that also carries the record of its own loading, so the
+    record travels with the sample through a queue, even to another process
+    (where this Recorder's own list is out of reach); ``compute`` files
+    such a record if it was not filed yet, then its own. Thread-safe.
     """
 
     def __init__(self):
@@ -100,17 +121,29 @@ class Recorder:
         self.pid = os.getpid()
         self.thread = threading.get_native_id()
         self._events: list[dict] = []
+        self._filed: set[tuple[int, int]] = set()  # the loads already in _events, by their names
+        self._workers: dict[int, threading.Thread] = {}  # other threads of this process that did work
         self._lock = threading.Lock()
 
     def _event(self, item: int, stage: str, start: float, kind: str, amount: float) -> dict:
         return {"item": int(item), "stage": stage, "start": start, "end": time.perf_counter() - self.t0,
                 "thread": threading.get_native_id(), "pid": os.getpid(), "kind": kind, "amount": float(amount)}
 
+    def _worked(self) -> None:
+        """Note the current thread when it is not the one that created this Recorder."""
+        if os.getpid() == self.pid and threading.get_native_id() != self.thread:
+            self._workers.setdefault(threading.get_native_id(), threading.current_thread())
+
     def load(self, i: int, *, kind: str, amount: float) -> dict:
         """Load item ``i``: ``do_work(kind=kind, amount=amount)``, recorded. Returns the item."""
         start = time.perf_counter() - self.t0
         do_work(kind=kind, amount=amount)
-        return {"id": int(i), "load": self._event(i, "load", start, kind, amount)}
+        event, name = self._event(i, "load", start, kind, amount), (os.getpid(), next(_LOADS))
+        with self._lock:  # in another process this is that process's copy: the item carries the record
+            self._events.append(event)
+            self._filed.add(name)
+            self._worked()
+        return {"id": int(i), "load": dict(event), "name": name}
 
     def compute(self, item: dict, *, kind: str, amount: float) -> None:
         """Compute on an item that ``load`` returned: ``do_work(kind=kind, amount=amount)``, recorded."""
@@ -120,14 +153,23 @@ class Recorder:
         start = time.perf_counter() - self.t0
         do_work(kind=kind, amount=amount)
         done = self._event(item["id"], "compute", start, kind, amount)
+        name = tuple(item.get("name", ()))
         with self._lock:
-            self._events += [dict(item["load"]), done]
+            if name not in self._filed:  # loaded in another process (or by another Recorder)
+                self._events.append(dict(item["load"]))
+                self._filed.add(name)
+            self._events.append(done)
+            self._worked()
 
     def report(self) -> dict:
-        """Plain data for the grader: the creating thread and process, and every event filed so far."""
+        """Plain data for the grader: the creating thread and process, every event filed so far, and
+        "unjoined": the native ids of the other threads of this process that did recorded work and
+        had not been joined when the report was made (join the loader thread before calling this)."""
         with self._lock:
             events = [dict(e) for e in self._events]
-        return {"pid": self.pid, "thread": self.thread, "events": events}
+            workers = dict(self._workers)
+        unjoined = sorted(tid for tid, t in workers.items() if not _joined(t))
+        return {"pid": self.pid, "thread": self.thread, "events": events, "unjoined": unjoined}
 
 
 # --------------------------------------------------------------------------
@@ -239,6 +281,10 @@ def run_ring(*, buffers, send, receive, history: bool = False) -> dict:
     its buffer and the messages addressed to it, each
     ``{"from": ..., "chunk": ..., "data": ...}``, and returns its new buffer.
     So within a step all ranks send what they held at the start of it.
+    Every call gets its own copies (each message's data was copied onto the
+    wire and goes to one rank only), so no call can change what another
+    sees; the lab's functions still return new arrays rather than change
+    their arguments.
     A step's N calls of ``send`` (then of ``receive``) are made together, in
     rank order, before any of their results is used: with ``send.each``
     when the callable has it (the grader's proxy for your sandboxed code,

@@ -25,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from autograder.batch import export, feedback, gradebook, late, manual, roster, summary
 from autograder.build import stubs
 from autograder.core import i18n, labs
+from autograder.core.files import run_folder, valid_text
 from autograder.core.i18n import _
 from autograder.core.manifest import Manifest
 from autograder.core.results import SubmissionResult
@@ -100,6 +101,27 @@ class Shown:
         return shown
 
 
+def failed(lab: labs.Lab, entry_id: str, exc: BaseException, problems: list[str] = ()) -> SubmissionResult:
+    """The result of an entry the engine failed on (staging it, reading its notebook, grading
+    it, writing its files): every test at 0, the reason in its problems.  No sha256: a rerun
+    retries it.  One entry's failure, never the batch's."""
+    return SubmissionResult(submission=entry_id, lab=lab.name, lang=i18n.current(), errors=[
+        *problems, _("the grader failed on this submission: {error}").format(error=staging.describe(exc))])
+
+
+def publish(shown: Shown, out: Path, res: SubmissionResult, lab: labs.Lab) -> SubmissionResult:
+    """``shown.publish``, and if even that fails for this entry, its failure published instead
+    (or, when no file of it can be written, returned all the same: its gradebook row says why)."""
+    try:
+        return shown.publish(out, res)
+    except Exception as exc:  # noqa: BLE001
+        res = failed(lab, res.submission, exc, res.errors)
+        try:
+            return shown.publish(out, res)
+        except Exception:  # noqa: BLE001
+            return res
+
+
 def grade_entry(lab: labs.Lab, entry_id: str, staged: staging.Staged, out: Path, *,
                 sandbox: bool, pool: GraderPool | None, shown: Shown, cache: Path | None = None) -> SubmissionResult:
     try:  # seed_salt: the hidden tests' inputs follow the files (same files, same inputs)
@@ -107,11 +129,23 @@ def grade_entry(lab: labs.Lab, entry_id: str, staged: staging.Staged, out: Path,
                                   problems=staged.problems, notes=staged.notes, sha256=staged.sha256, pool=pool,
                                   seed_salt=staged.sha256, batch_cache=cache)
     except Exception as exc:  # noqa: BLE001  (this entry's error, never the batch's; no sha256: a rerun retries)
-        res = SubmissionResult(submission=entry_id, lab=lab.name, lang=i18n.current(), errors=[
-            *staged.problems, _("the grader failed on this submission: {error}").format(
-                error=staging.describe(exc))])
-    gradebook.write_raw(out, res)
-    return shown.publish(out, res)
+        res = failed(lab, entry_id, exc, staged.problems)
+    try:
+        gradebook.write_raw(out, res)
+    except Exception as exc:  # noqa: BLE001
+        res = failed(lab, entry_id, exc, res.errors)
+    return publish(shown, out, res, lab)
+
+
+def prepare(lab: labs.Lab, entry: staging.Entry, dest: Path, out: Path, *, stubs: dict[str, bytes],
+            blank: set[str]) -> staging.Staged:
+    """Stage one entry and, for a lab with questions marked by hand, extract its notebook's
+    answers (a notebook that cannot be read is a problem of the entry: staging.Staged.add_problems)."""
+    m = lab.manifest
+    st = staging.stage(entry, m.student_files, dest, stubs=stubs, optional=m.notebooks if m.manual else ())
+    if m.manual:  # the written answers, for the TA (the notebook is not the tests' business)
+        st.add_problems(manual.extract(out, m, lab.assignment_dir, {entry.id: st.extra}, blank).get(entry.id, []))
+    return st
 
 
 def read_roster(submissions: Path, console: Console) -> dict[str, roster.Submitters]:
@@ -154,24 +188,34 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
     shown = Shown(m, marks, after_due, deadline, people)
     kept = {e.id: previous[e.id] for e in entries if only is not None and e.id not in only and e.id in previous}
     entries = [e for e in entries if only is None or e.id in only]
-    # the staged submissions, and the answers every submission shares (labkit/batch_cache.py):
-    # private temporary folders (mode 700), gone with the batch
-    with tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-batch-") as tmp, \
-            tempfile.TemporaryDirectory(prefix=f"ironlaw-{lab.short}-answers-") as cache:
+    # Everything the batch puts in the temporary folder (the staged submissions, the answers every
+    # submission shares (labkit/batch_cache.py), the graders' and the zygote's folders): one private
+    # folder, gone with the batch, on Ctrl-C and SIGTERM too (files.run_folder)
+    with run_folder(f"{lab.short}-batch") as tmp:
+        staged_dir = Path(tempfile.mkdtemp(dir=tmp, prefix="staged-"))
+        cache = tempfile.mkdtemp(dir=tmp, prefix="answers-")
         # Stage every entry first: hashing tells what is unchanged, so a resumed
         # batch neither starts a zygote nor a grader for work already done.
+        # Each entry on its own: whatever one upload does to this phase is its row's problem.
         stub_bytes = {name: text.encode() for name, text in stubs.texts(lab).items()}  # an untouched stub loses a choice
-        staged = {e.id: staging.stage(e, m.student_files, Path(tmp) / e.id, stubs=stub_bytes,
-                                      optional=m.notebooks if m.manual else ()) for e in entries}
-        if m.manual:  # the written answers, for the TA (the notebook is not the tests' business)
-            manual.extract(out, m, lab.assignment_dir, {i: st.extra for i, st in staged.items()})
-        if not force:
-            batch.results = {e.id: r for e in entries if (r := unchanged(e.id, staged[e.id], out, previous))}
-        todo = [e.id for e in entries if e.id not in batch.results]
-        batch.graded, batch.unchanged = len(todo), len(entries) - len(todo) + len(kept)
+        blank = manual.blank_answers(lab.assignment_dir, m) if m.manual else set()
+        staged, broken = {}, {}
+        for e in entries:
+            try:
+                staged[e.id] = prepare(lab, e, staged_dir / e.id, out, stubs=stub_bytes, blank=blank)
+                if not force and (r := unchanged(e.id, staged[e.id], out, previous)):
+                    batch.results[e.id] = r
+            except Exception as exc:  # noqa: BLE001  (RecursionError, MemoryError: this entry's, not the batch's)
+                broken[e.id] = failed(lab, e.id, exc)
+        todo = [e.id for e in entries if e.id not in batch.results and e.id not in broken]
+        batch.graded, batch.unchanged = len(todo) + len(broken), len(entries) - len(todo) - len(broken) + len(kept)
         batch.results.update(kept)
         # not regraded: shown again all the same (marks may be new, the due date may have passed)
-        batch.results = {i: shown.publish(out, r) for i, r in batch.results.items()}
+        batch.results = {i: publish(shown, out, r, lab) for i, r in batch.results.items()}
+        for i, res in broken.items():
+            with contextlib.suppress(Exception):
+                gradebook.write_raw(out, res)
+            batch.results[i] = publish(shown, out, res, lab)
         book.add(*batch.results.values())  # before any grading: a crash from here on keeps these rows
         stack = contextlib.ExitStack()
         pool = None
@@ -207,10 +251,10 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
                         res = fut.result()
                     except Stopped:
                         continue  # the crash that stopped it is raised from its own future
-                    except Exception as exc:  # noqa: BLE001  (even its result could not be written: go on)
-                        console.print(f"{futures[fut]}: could not be graded: {exc}", style="red", markup=False)
-                        progress.advance(task)
-                        continue
+                    except Exception as exc:  # noqa: BLE001  (not even its failure could be written: its row says so)
+                        res = failed(lab, futures[fut], exc)
+                        console.print(f"{futures[fut]}: could not be graded: {valid_text(str(exc))}", style="red",
+                                      markup=False)
                     batch.results[res.submission] = res
                     book.add(res)  # appended after every submission: a killed run loses nothing graded
                     progress.advance(task)

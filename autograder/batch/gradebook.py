@@ -21,7 +21,7 @@ from pathlib import Path
 
 from autograder.batch import late, roster
 from autograder.core import results
-from autograder.core.files import atomic_write
+from autograder.core.files import append_text, atomic_write
 from autograder.core.manifest import Manifest
 
 FIXED_COLUMNS = ["submission", "score", "max_score"]
@@ -132,8 +132,7 @@ class Gradebook:
             self.finish()
             return
         if new:
-            with open(self.path, "a", encoding="utf-8", newline="") as f:
-                f.write("".join(new))  # one write: a killed run leaves whole rows
+            append_text(self.path, "".join(new))  # one write: a killed run leaves whole rows
 
     def finish(self) -> None:
         """The whole gradebook, in submission order, written atomically."""

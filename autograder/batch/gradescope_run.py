@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 
 from autograder.batch import gradebook
-from autograder.core.files import atomic_write
+from autograder.core.files import atomic_write, run_folder
 from autograder.core import i18n, labs, results
 from autograder.grading import runner, staging
 from autograder.core.i18n import _
@@ -31,8 +31,10 @@ from autograder.core.i18n import _
 ROOT_ENV = "AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
 TIMEOUT_ENV = "IRONLAW_GRADESCOPE_TIMEOUT_S"
-# Below Gradescope's default 10-minute limit, so a runaway suite still ends in
-# a results.json that says so instead of a killed container with none.
+# The grader process's limit is the lab's (manifest.Limits.grader_timeout_s: its budget for the
+# student's code plus the grader's own allowance), as in `grade`; never above this, below
+# Gradescope's default 10-minute limit, so a runaway suite still ends in a results.json that
+# says so instead of a killed container with none.  $IRONLAW_GRADESCOPE_TIMEOUT_S replaces both.
 DEFAULT_TIMEOUT_S = 540.0
 SUBMISSION_ID = "submission"
 LANG_FILE = "feedback-language.txt"  # written by `autograder gradescope --lang`
@@ -58,15 +60,23 @@ def protect(*dirs: Path) -> None:
             d.chmod(0o700)
 
 
-def grade(root: Path, timeout_s: float) -> dict:
+def timeout(lab: labs.Lab) -> float:
+    """The grader process's wall-clock limit: $IRONLAW_GRADESCOPE_TIMEOUT_S, else the lab's (capped)."""
+    return float(os.environ.get(TIMEOUT_ENV) or min(DEFAULT_TIMEOUT_S, lab.manifest.limits.grader_timeout_s))
+
+
+def grade(root: Path, timeout_s: float | None = None) -> dict:
     from autograder.sandbox.backend import shared_zygote  # imports nothing heavy until grading
 
     lab = the_lab(root / "source")
     m = lab.manifest
-    # hide=[root]: with namespaces (e.g. a local dry run) the worker sees none
-    # of /autograder; the lab root itself is always hidden by the sandbox.
-    with tempfile.TemporaryDirectory(prefix="ironlaw-gradescope-") as tmp, shared_zygote(hide=[root]):
-        code = Path(tmp) / "code"
+    timeout_s = timeout_s or timeout(lab)
+    # hide=[root]: with namespaces (e.g. a local dry run) the worker sees none of
+    # /autograder; without them the zygote refuses while another uid could reach it.
+    # The lab root itself is always hidden by the sandbox.  run_folder: everything
+    # this run puts in the temporary folder, gone with it.
+    with run_folder("gradescope") as tmp, shared_zygote(hide=[root]):
+        code = Path(tempfile.mkdtemp(dir=tmp, prefix="code-"))
         try:  # stage() reports a bad upload as a problem; anything else still grades, as files missing
             staged = staging.stage(root / "submission", m.student_files, code)
         except Exception as exc:  # noqa: BLE001
@@ -111,7 +121,7 @@ def run(root: Path) -> int:
         results_dir.mkdir(parents=True, exist_ok=True)
         protect(root, root / "source", results_dir)
         with i18n.language(feedback_language(root / "source")):
-            payload = grade(root, float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S))
+            payload = grade(root)
     except BaseException:  # even SystemExit from deep inside: the student still gets a result
         payload = crash_json(traceback.format_exc())
     try:

@@ -36,13 +36,14 @@ import csv
 import dataclasses
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.batch.feedback import code, fenced, inline
 from autograder.batch.gradebook import BOM, FORMULA_START, text_cell
 from autograder.core import results
-from autograder.core.files import atomic_write
+from autograder.core.files import atomic_write, valid_text
 from autograder.core.i18n import _
 from autograder.core.manifest import Manifest
 
@@ -138,17 +139,44 @@ def apply(res: results.SubmissionResult, manifest: Manifest, marks: Marks) -> re
     return dataclasses.replace(res, tests=tests)
 
 
+MAX_NESTING = 100  # a notebook nests about 6 deep; json.loads recurses, so deeper is refused before it
+
+
+def nesting(data: bytes, limit: int = MAX_NESTING) -> int:
+    """How deep the arrays and objects of JSON ``data`` nest, strings left out (linear, no
+    recursion); counting stops once past ``limit``."""
+    depth = deepest = 0
+    for m in _BRACKET.finditer(_STRING.sub(b"", data)):
+        depth += 1 if m.group() in b"[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+    return deepest
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
 def answers(notebook: bytes) -> dict[str, list[str]]:
     """Question id -> the sources of the notebook's cells tagged ``answer:<id>``, in order.
 
-    The notebook is the student's: anything but a notebook's JSON gives ValueError."""
+    The notebook is the student's: anything but a notebook's JSON (a JSON list,
+    a string, nesting deeper than :data:`MAX_NESTING`, bytes that are not UTF-8)
+    gives ValueError.  Its size is staging's to bound (``MAX_FILE_BYTES``); the
+    texts returned are valid text (``files.valid_text``: a ``"\\ud800"`` escaped)."""
+    if nesting(notebook) > MAX_NESTING:  # before parsing: json.loads would recurse that deep
+        raise ValueError(_("it is not a notebook (nested more than {depth} levels deep)").format(depth=MAX_NESTING))
     try:
         nb = json.loads(notebook.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError, MemoryError) as exc:  # a decoding error, an integer of 5,000 digits
         raise ValueError(_("it is not a notebook ({error})").format(error=type(exc).__name__)) from None
-    out: dict[str, list[str]] = {}
     cells = nb.get("cells") if isinstance(nb, dict) else None
-    for cell in cells if isinstance(cells, list) else ():
+    if not isinstance(cells, list):
+        raise ValueError(_("it is not a notebook ({error})").format(error=_("no list of cells")))
+    out: dict[str, list[str]] = {}
+    for cell in cells:
         if not isinstance(cell, dict):
             continue
         tags = (cell.get("metadata") or {}).get("tags") if isinstance(cell.get("metadata"), dict) else None
@@ -156,7 +184,7 @@ def answers(notebook: bytes) -> dict[str, list[str]]:
         text = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
         for tag in tags if isinstance(tags, list) else ():
             if isinstance(tag, str) and tag.startswith(ANSWER_TAG):
-                out.setdefault(tag[len(ANSWER_TAG):], []).append(text)
+                out.setdefault(valid_text(tag[len(ANSWER_TAG):]), []).append(valid_text(text))
     return out
 
 
@@ -182,12 +210,18 @@ def blank_answers(lab_dir: Path, manifest: Manifest) -> set[str]:
     return out
 
 
-def extract(out: Path, manifest: Manifest, lab_dir: Path, notebooks: dict[str, dict[str, bytes]]) -> None:
+def extract(out: Path, manifest: Manifest, lab_dir: Path, notebooks: dict[str, dict[str, bytes]],
+            blank: set[str] | None = None) -> dict[str, list[str]]:
     """``manual/answers/<id>.json`` for each submission staged now (``notebooks``: its
     notebooks, file name -> bytes): per manual question, ``[notebook, text]`` pairs,
     and what kept a notebook from being read.  Kept per submission, so that a run
-    with ``--only`` leaves the others' answers as they were."""
-    blank = blank_answers(lab_dir, manifest)
+    with ``--only`` leaves the others' answers as they were.  ``blank``: the lab's
+    :func:`blank_answers`, when the caller has them already.
+
+    Returns, per submission, its problems: each notebook handed in that could not be
+    read (its answers cannot be marked: the gradebook and the feedback say why)."""
+    blank = blank_answers(lab_dir, manifest) if blank is None else blank
+    problems: dict[str, list[str]] = {}
     for sub, files in notebooks.items():
         found: dict[str, list[list[str]]] = {q.id: [] for q in manifest.manual}
         unread = []
@@ -196,11 +230,15 @@ def extract(out: Path, manifest: Manifest, lab_dir: Path, notebooks: dict[str, d
                 cells = answers(data)
             except ValueError as exc:
                 unread.append(f"{name}: {exc}")
+                problems.setdefault(sub, []).append(
+                    _("notebook {file} was not read, so its written answers cannot be marked: {problem}")
+                    .format(file=name, problem=exc))
                 continue
             for qid in found:
                 found[qid] += [[name, t] for t in cells.get(qid, ()) if t.strip() and t.strip() not in blank]
         record = {"notebooks": sorted(files), "answers": found, "unread": unread}
         atomic_write(out / FOLDER / ANSWERS / f"{sub}.json", json.dumps(record, ensure_ascii=False))
+    return problems
 
 
 def _record(out: Path, sub: str) -> dict:

@@ -17,6 +17,13 @@ TIMEOUT = "timeout"
 CRASH = "crash"  # the worker died: a signal, a memory limit, exit()
 ARGUMENT = "argument"  # the call itself was malformed on the grader's side
 GRADER = "grader"  # the engine failed (no sandbox could start): not the student's code; the score is pending
+MODIFIED_ARGUMENT = "modified_argument"  # the call changed its inputs (loader.check_unmodified)
+
+# What a sandboxed worker may say of its own call: the kinds it raises itself (worker._answer).
+# Only the grader decides that a failure is the grader's (GRADER: the score is pending) or the
+# grader's call's (ARGUMENT), that the worker died (CRASH) or ran out of time (TIMEOUT).
+WORKER_KINDS = frozenset({MISSING_FILE, IMPORT, MISSING_FUNCTION, NOT_IMPLEMENTED, EXCEPTION, UNSUPPORTED,
+                          MODIFIED_ARGUMENT})
 
 
 class GraderError(RuntimeError):
@@ -51,6 +58,19 @@ class StudentCodeError(Exception):
         return {"kind": self.kind, "message": self.message, "traceback": self.traceback, "output": self.output}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "StudentCodeError":
-        return cls(str(d.get("kind", CRASH)), str(d.get("message", ""))[:4000],
-                   str(d.get("traceback", ""))[:TRACEBACK_LIMIT], str(d.get("output") or "")[-OUTPUT_LIMIT:])
+    def from_worker(cls, d) -> "StudentCodeError":
+        """The error a worker sent, read as what it is: the student's own words.
+
+        Whatever ran in the worker after its isolation report may have written it, so it
+        can never speak for the grader: a kind outside :data:`WORKER_KINDS` (``"grader"``
+        included) becomes :data:`EXCEPTION`, and every field is bounded text (anything
+        else is dropped)."""
+        d = d if isinstance(d, dict) else {}
+        kind = d.get("kind")
+        kind = kind if isinstance(kind, str) and kind in WORKER_KINDS else EXCEPTION
+        return cls(kind, _text(d.get("message"))[:4000], _text(d.get("traceback"))[:TRACEBACK_LIMIT],
+                   _text(d.get("output"))[-OUTPUT_LIMIT:])
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""

@@ -61,18 +61,40 @@ _DTYPE = re.compile(r"[<>|=][?biufcmMSUV][0-9]{1,6}(\[[0-9]*[A-Za-z]{1,2}\])?")
 MAX_DIMS = 64  # numpy's own limit
 
 
+# The tensors that cross: torch's dtype, and the numpy dtype their bytes travel as (numpy has no
+# bfloat16: its bits go as int16). A reader takes no other name.
+_TORCH = {t: np.dtype("int16" if t == "bfloat16" else t).str
+          for t in ("bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+                    "float16", "bfloat16", "float32", "float64", "complex64", "complex128")}
+
+
+def _nominal_bytes(shape, itemsize: int) -> int:
+    """What an array of ``shape`` takes counting its empty dimensions as 1: its size when it is
+    not empty, and what keeps an empty one's other dimensions in numpy's range."""
+    return math.prod(max(n, 1) for n in shape) * itemsize
+
+
 def _array(arr: np.ndarray, blobs: list[bytes], record: dict) -> dict:
     """``record`` plus the array's dtype, shape and the index of its bytes in ``blobs``."""
     if arr.dtype.hasobject:
         raise WireError(_("object arrays are not plain data"))
     if arr.dtype.names is not None or arr.dtype.subdtype is not None:
         raise WireError(_("structured arrays are not plain data (send one plain array per field)"))
+    if arr.dtype.itemsize == 0:  # a reader takes only arrays its bytes account for
+        raise WireError(_("arrays of dtype {dtype} hold no bytes: not plain data").format(dtype=arr.dtype.str))
+    if arr.size == 0 and _nominal_bytes(arr.shape, arr.dtype.itemsize) > MAX_BYTES:
+        raise WireError(_("an empty array of shape {shape} is over the {limit} MiB limit as if it were full").format(
+            shape=tuple(arr.shape), limit=MAX_BYTES // 2**20))
     blobs.append(np.ascontiguousarray(arr).tobytes())
     return {**record, "dtype": arr.dtype.str, "shape": list(arr.shape)}
 
 
 def _load_array(x: dict, blobs: list, key: str) -> np.ndarray:
-    """The array a record describes, refused unless its bytes are exactly what its dtype and shape take."""
+    """The array a record describes, backed by its own blob, which no other record may use.
+
+    Refused unless the bytes are exactly what its dtype and shape take, with a dtype of
+    nonzero item size: so every array read is made of bytes that were received, and all
+    the arrays of a message together hold at most what its blobs hold (:func:`loads`)."""
     index, dtype, shape = x[key], x.get("dtype"), x.get("shape")
     if not (isinstance(dtype, str) and _DTYPE.fullmatch(dtype) and isinstance(shape, list)
             and len(shape) <= MAX_DIMS and all(type(n) is int and n >= 0 for n in shape)
@@ -80,7 +102,11 @@ def _load_array(x: dict, blobs: list, key: str) -> np.ndarray:
         raise WireError("malformed message: an array record")
     dt = np.dtype(dtype)
     blob = blobs[index]
-    if dt.hasobject or dt.names is not None or math.prod(shape) * dt.itemsize != len(blob):
+    if blob is None:
+        raise WireError("malformed message: an array's bytes are used twice")
+    blobs[index] = None  # taken: a second record naming it would make a view of the same bytes
+    if (dt.hasobject or dt.names is not None or dt.itemsize == 0 or math.prod(shape) * dt.itemsize != len(blob)
+            or _nominal_bytes(shape, dt.itemsize) > MAX_BYTES):
         raise WireError("malformed message: an array's bytes do not match its dtype and shape")
     if not len(blob):
         return np.empty(shape, dt)
@@ -125,6 +151,8 @@ def _encode(x, blobs: list[bytes], path: str, depth: int):
     if _is_tensor(x):
         t = x.detach().cpu()
         dtype = str(t.dtype).removeprefix("torch.")
+        if dtype not in _TORCH:
+            raise WireError(_("unsupported type {type} at {path}").format(type=repr(str(t.dtype)), path=path))
         if dtype == "bfloat16":  # numpy has no bfloat16: ship the bits
             t = t.view(_torch().int16)
         return {**_array(t.contiguous().numpy(), blobs, {"__tensor__": len(blobs)}), "torch_dtype": dtype}
@@ -143,7 +171,7 @@ def _encode(x, blobs: list[bytes], path: str, depth: int):
     raise WireError(_("unsupported type {type} at {path}").format(type=repr(type(x).__name__), path=path))
 
 
-def _decode(x, blobs: list[bytes], depth: int = 0):
+def _decode(x, blobs: list, depth: int = 0):
     if depth > MAX_DEPTH + 2:  # containers of plain values count one level each, tuples and dicts two
         raise WireError(f"malformed message: nested deeper than {MAX_DEPTH} levels")
     d = depth + 1
@@ -152,22 +180,32 @@ def _decode(x, blobs: list[bytes], depth: int = 0):
     if not isinstance(x, dict):
         return x
     if "__dict__" in x:
-        return {k: _decode(v, blobs, d) for k, v in x["__dict__"].items()}
+        return {k: _decode(v, blobs, d) for k, v in _expect(x["__dict__"], dict).items()}
     if "__tuple__" in x:
-        return tuple(_decode(v, blobs, d) for v in x["__tuple__"])
+        return tuple(_decode(v, blobs, d) for v in _expect(x["__tuple__"], list))
     if "__pairs__" in x:
-        return {_hashable(_decode(k, blobs, d)): _decode(v, blobs, d) for k, v in x["__pairs__"]}
+        pairs = [_expect(p, list) for p in _expect(x["__pairs__"], list)]
+        if any(len(p) != 2 for p in pairs):
+            raise WireError("malformed message: a key-value pair")
+        return {_hashable(_decode(k, blobs, d)): _decode(v, blobs, d) for k, v in pairs}
     if "__float__" in x:
-        return float(x["__float__"])
+        return float(_expect(x["__float__"], str))
     if "__ndarray__" in x:
         return _load_array(x, blobs, "__ndarray__")
     if "__tensor__" in x:
+        name = x.get("torch_dtype")
+        if not (isinstance(name, str) and _TORCH.get(name) == x.get("dtype")):  # a closed list, and its own bytes
+            raise WireError("malformed message: a tensor record")
         torch = _torch()
         t = torch.from_numpy(_load_array(x, blobs, "__tensor__"))
-        if x.get("torch_dtype") == "bfloat16":
-            t = t.view(torch.bfloat16)
-        return t
+        return t.view(torch.bfloat16) if name == "bfloat16" else t
     raise WireError(f"malformed message: unknown object {sorted(x)[:3]}")
+
+
+def _expect(value, kind: type):
+    if not isinstance(value, kind):
+        raise WireError(f"malformed message: a {kind.__name__} expected, not {type(value).__name__}")
+    return value
 
 
 def _hashable(k):
@@ -207,7 +245,13 @@ def dumps(obj, what: str = "value", blobs: list[bytes] | None = None) -> bytes:
 
 
 def loads(data: bytes):
-    """Inverse of :func:`dumps`; never unpickles."""
+    """Inverse of :func:`dumps`; never unpickles.
+
+    Its memory is bounded by what it was sent: each array owns one blob, a copy of bytes
+    in ``data`` used by no other array, so the arrays of the value hold at most
+    ``len(data)`` bytes (``MAX_BYTES``) together, and the rest of it at most
+    ``MAX_ITEMS`` values decoded from at most ``MAX_HEAD_BYTES`` of JSON; while it
+    runs, ``data`` and those copies, at most twice ``MAX_BYTES``."""
     if len(data) > MAX_BYTES:
         raise WireError(f"message of {len(data)} bytes is over the limit")
     view = memoryview(data)
@@ -239,9 +283,16 @@ def loads(data: bytes):
         (blen,) = _LEN.unpack(take(_LEN.size))
         blobs.append(take(blen))
     try:
-        return _decode(head, blobs)
+        value = _decode(head, blobs)
     except RecursionError:
         raise WireError("malformed message: nested too deeply") from None
+    except WireError:
+        raise
+    except (TypeError, ValueError) as exc:  # an unhashable key, a float of "x": not one of ours
+        raise WireError(f"malformed message: {type(exc).__name__}") from None
+    if any(b is not None for b in blobs):  # each record took its own: bytes no record names were not sent by dumps
+        raise WireError("malformed message: an array's bytes belong to no record")
+    return value
 
 
 def roundtrip(obj, what: str = "value"):

@@ -42,17 +42,46 @@ class Question:
     rubric: str = ""  # for the marker of a manual question (printed above the answers to mark)
 
 
+BUDGET_CALLS = 6  # a lab.toml without submission_timeout_s: six calls at the per-call limit
+GRADER_ALLOWANCE_S = 60.0  # a grader's own work beyond the student's budget (start, collection, the tests)
+
+
 @dataclass(frozen=True)
 class Limits:
+    """lab.toml's ``[limits]``.
+
+    ``submission_timeout_s`` is one submission's time budget: all of its worker
+    spawns and calls together, on the wall clock from its first spawn to the end
+    of its tests (the tests' own work between calls counts too).  Once it is used
+    up every further call fails at once, and those tests score 0 with a message
+    that says the submission's total time limit was used up (never a grader
+    failure, never a pending score).  A lab that does not set it gets
+    ``BUDGET_CALLS`` x ``timeout_s``.  Size it at 10 times or more the
+    reference's whole grading time (``duration_s`` in raw/<id>.json of a batch
+    that grades the reference), so an honest submission never meets it.
+
+    The grader process of one submission is killed at :attr:`grader_timeout_s`
+    (the budget plus ``GRADER_ALLOWANCE_S``), by ``grade`` and on Gradescope
+    alike: only the engine's own hang gets there (a grader failure, pending).
+    """
     timeout_s: float = 10.0  # per call into student code (and per test)
     memory_mb: int = 3072  # address-space cap of the sandboxed worker
     cpu_s: int = 120  # CPU-time cap of one worker
     test_timeout_s: float = 120.0  # one whole test, all its calls together
-    submission_timeout_s: float = 600.0  # all of one submission's calls (and spawns) together
+    submission_timeout_s: float | None = None  # the budget (see above); None: BUDGET_CALLS x timeout_s
     grader_memory_mb: int = 8192  # address-space cap of a grader process (the tests, the reference)
     # parallel graders per core when a batch does not say (--jobs): 2 for a lab whose tests mostly
     # wait by design (lab 4's loader sleeps), so another submission's tests use the idle core
     graders_per_core: int = 1
+
+    def __post_init__(self):
+        if self.submission_timeout_s is None:
+            object.__setattr__(self, "submission_timeout_s", BUDGET_CALLS * self.timeout_s)
+
+    @property
+    def grader_timeout_s(self) -> float:
+        """The wall-clock limit of one submission's grader process."""
+        return self.submission_timeout_s + GRADER_ALLOWANCE_S
 
 
 @dataclass(frozen=True)

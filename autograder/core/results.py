@@ -14,6 +14,11 @@ decided in one place:
 
 The gradebook row is a view of a result, not a file of it:
 ``autograder.batch.gradebook.row``.
+
+A result read back (``from_dict``: a grader's report, raw/) holds valid text
+only: what a student's code put in a message that UTF-8 cannot encode (a
+lone surrogate) becomes its backslash escape there (``files.valid_text``),
+so no console, file or library downstream meets it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from autograder.core.files import valid_text
 from autograder.core.i18n import N_, _
 
 PASSED, FAILED = "passed", "failed"
@@ -53,7 +59,7 @@ class TestResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "TestResult":
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+        return cls(**{k: _text(d[k]) for k in cls.__dataclass_fields__ if k in d})
 
 
 @dataclass
@@ -116,11 +122,12 @@ class SubmissionResult:
     @classmethod
     def from_dict(cls, d: dict) -> "SubmissionResult":
         return cls(
-            submission=d["submission"], lab=d["lab"],
+            submission=_text(d["submission"]), lab=d["lab"],
             tests=[TestResult.from_dict(t) for t in d.get("tests", [])],
-            errors=list(d.get("errors", [])), isolation=dict(d.get("isolation", {})),
+            errors=[_text(e) for e in d.get("errors", [])], isolation=dict(d.get("isolation", {})),
             duration_s=float(d.get("duration_s", 0.0)), sha256=d.get("sha256", ""),
-            lang=d.get("lang", "en"), notes=list(d.get("notes", [])), grader_error=str(d.get("grader_error", "")),
+            lang=d.get("lang", "en"), notes=[_text(n) for n in d.get("notes", [])],
+            grader_error=_text(str(d.get("grader_error", ""))),
         )
 
     def to_json(self) -> str:
@@ -143,6 +150,11 @@ class SubmissionResult:
         if not isinstance(d, dict):
             raise ValueError("a result is a JSON object")
         return cls.from_dict({**known, **d})
+
+
+def _text(value):
+    """A string as valid text (``files.valid_text``); anything else as it is."""
+    return valid_text(value) if isinstance(value, str) else value
 
 
 def details_withheld(t: TestResult, manifest) -> bool:

@@ -28,6 +28,7 @@ this module before the lab sets its thread count.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import io
@@ -133,11 +134,20 @@ def install_commands(root: Path, have: set[str] | None = None) -> list[list[str]
     pip = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     lock = root / "requirements.lock"
     if lock.is_file():
-        fd, pins = tempfile.mkstemp(prefix="ironlaw-constraints-", suffix=".txt")  # kept: the printed commands use it
+        # Kept while this process lives (a failed install prints commands that use it), then gone:
+        # removed at exit, at once after an install that worked (install_missing), and, when the
+        # process was killed, by the next run (files.sweep_stale: its name says whose it is).
+        fd, pins = tempfile.mkstemp(prefix=files.owned_name("constraints"), suffix=".txt")
+        atexit.register(_remove, pins)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(constraints(lock, have))
         pip += ["-c", pins]
     return ([pip + deps] if deps else []) + ([pip + ["--no-deps", *bare]] if bare else [])
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def bundle_root() -> Path:
@@ -157,6 +167,7 @@ def install_missing(root: Path | None = None) -> list[str]:
     names = [n for group in missing(root, have) for n in group]
     if not names:
         return []
+    files.sweep_stale()  # what killed kernels left: their constraints files
     commands = install_commands(root, have)
     print("pip install " + " ".join(names), flush=True)  # before Babel is here: no message to translate
     t0 = time.monotonic()
@@ -166,6 +177,9 @@ def install_missing(root: Path | None = None) -> list[str]:
             shown = "\n".join(" ".join(f'"{a}"' if " " in a else a for a in c) for c in commands)
             raise RuntimeError(_say(PIP_FAILED, code=proc.returncode, output=(proc.stdout + proc.stderr)[-3000:].strip(),
                                     commands=shown))
+    for cmd in commands:  # installed: the commands are not shown, their constraints file goes
+        if "-c" in cmd:
+            _remove(cmd[cmd.index("-c") + 1])
     importlib.invalidate_caches()  # the new packages' folders appeared after Python listed site-packages
     print(_say(INSTALLED, seconds=round(time.monotonic() - t0), names=", ".join(names)))
     return names

@@ -9,7 +9,9 @@ rebuilt and that submission graded again in a fresh process.  A grader
 that outlives its submission's deadline is killed with its pool, which is
 rebuilt; the submissions it held are graded again in fresh processes.
 Every grader runs under an address-space cap (``memory_limit``), so no
-reply a worker sends can take the machine's memory.
+reply a worker sends can take the machine's memory; reading one costs it at
+most about twice ``wire.MAX_BYTES`` (``wire.loads``: every array decoded is
+made of bytes received), far below the lab's ``grader_memory_mb``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autograder.calls import errors
 from autograder.core import i18n, results
+from autograder.core.files import TEXT_ERRORS, owned_name
 from autograder.grading.pool import MEMORY_ENV, GraderPool, memory_limit
 from autograder.core.i18n import _
 from autograder.core.labs import Lab
@@ -54,22 +55,27 @@ def grader_env(lab: Lab) -> dict[str, str]:
 
 
 def run_grader_process(lab: Lab, args: list[str], *, timeout_s: float, pool: GraderPool | None = None) -> tuple[int, str]:
-    """In a warm pooled grader when given one, else in a fresh process."""
+    """In a warm pooled grader when given one, else in a fresh process; ``timeout_s`` bounds
+    both together (a pooled grader that overran it is not given a fresh one to overrun again)."""
+    end = time.monotonic() + timeout_s
     if pool is not None:
         code = pool.run(args, timeout_s)
         if code is not None:
             return code, ""
+    left = end - time.monotonic()
+    if left <= 0:
+        return -9, f"grading timed out after {timeout_s:.0f} s (the submission's grader_timeout_s)"
     env = {**os.environ, **grader_env(lab)}
     env.pop("IRONLAW_SUBMISSION", None)
     env.pop("IRONLAW_SEED_SALT", None)  # the salt is the submission's, given in args
-    try:
+    try:  # the grader's output may echo a student's bytes: escaped, never a decoding error
         proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=lab.root, env=env,
-                              capture_output=True, text=True, timeout=timeout_s, start_new_session=True,
-                              preexec_fn=lambda: memory_limit(env.get(MEMORY_ENV)))
+                              capture_output=True, text=True, errors=TEXT_ERRORS, timeout=left,
+                              start_new_session=True, preexec_fn=lambda: memory_limit(env.get(MEMORY_ENV)))
         return proc.returncode, (proc.stdout + proc.stderr)[-4000:]
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"")[-2000:]
-        return -9, f"grading timed out after {timeout_s:.0f} s\n{out!r}"
+        return -9, f"grading timed out after {timeout_s:.0f} s (the submission's grader_timeout_s)\n{out!r}"
 
 
 def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = True,
@@ -83,12 +89,14 @@ def grade_staged(lab: Lab, staged: Path, submission_id: str, *, sandbox: bool = 
     graders keep the answers that are the same for every submission."""
     m = lab.manifest
     seed_salt = sha256 if seed_salt is None else seed_salt
-    # the sandbox stops student code at submission_timeout_s; the rest is the tests' own work
-    timeout_s = timeout_s or m.limits.submission_timeout_s + max(120.0, 2 * m.limits.test_timeout_s)
+    # the sandbox stops student code at submission_timeout_s (its budget); the rest is the grader's
+    # own work: past grader_timeout_s the engine itself hangs (manifest.Limits)
+    timeout_s = timeout_s or m.limits.grader_timeout_s
     t0 = time.perf_counter()
     res = results.SubmissionResult(submission=submission_id, lab=lab.name, sha256=sha256,
                                    errors=list(problems or []), notes=list(notes or []), lang=i18n.current())
-    with tempfile.TemporaryDirectory(prefix="ironlaw-grade-") as tmp:
+    # named for this process: one a killed run leaves is swept by the next (files.sweep_stale)
+    with tempfile.TemporaryDirectory(prefix=owned_name("grade")) as tmp:
         out = Path(tmp) / "results.json"
         args = pytest_args(lab, staged, out, sandbox=sandbox, public_only=public_only, seed_salt=seed_salt,
                            batch_cache=batch_cache)

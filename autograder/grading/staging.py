@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from autograder.calls.limits import MAX_FILE_BYTES  # noqa: F401  (staging.MAX_FILE_BYTES: its limit)
+from autograder.core.files import text_bytes
 from autograder.core.i18n import _
 
 MAX_DEPTH = 64  # folders nested deeper than this inside an entry are not searched
@@ -72,6 +73,16 @@ class Staged:
     # nor hashed (the tests' score does not depend on them)
     extra: dict[str, bytes] = field(default_factory=dict)
 
+    def add_problems(self, problems: list[str]) -> None:
+        """Problems found once staged (a notebook that is no notebook): this entry's, and in its
+        hash like staging's own (a different problem is a different submission: a rerun regrades)."""
+        if problems:
+            self.problems += problems
+            h = hashlib.sha256(self.sha256.encode())
+            for problem in problems:
+                h.update(text_bytes(problem) + b"\0")
+            self.sha256 = h.hexdigest()
+
 
 @dataclass
 class Tree:
@@ -96,8 +107,15 @@ class Tree:
 
 
 def printable(name: str, limit: int = 120) -> str:
-    """``name`` as one line of valid UTF-8: undecodable bytes and control characters as escapes."""
-    text = os.fsencode(name).decode("utf-8", "backslashreplace")
+    """``name`` as one line of valid UTF-8: undecodable bytes and control characters as escapes.
+
+    ``name`` may be a file name (its undecodable bytes as ``os.fsdecode``'s surrogates) or any
+    student text (an exception's message), whose lone surrogates no file system name holds."""
+    try:
+        raw = os.fsencode(name)
+    except UnicodeEncodeError:  # a surrogate that is no escaped byte ("\ud800"): as its escape
+        raw = name.encode("utf-8", "backslashreplace")
+    text = raw.decode("utf-8", "backslashreplace")
     text = "".join(c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii")
                    for c in text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -343,7 +361,7 @@ def stage(source: Path | Entry, files: tuple[str, ...], dest: Path, *,
         p = dest / f
         h.update(f.encode() + b"\0" + (p.read_bytes() if p.is_file() else b"<missing>") + b"\0")
     for problem in st.problems:  # a different problem is a different submission (a rerun regrades it)
-        h.update(problem.encode() + b"\0")
+        h.update(text_bytes(problem) + b"\0")
     st.sha256 = h.hexdigest()
     return st
 
@@ -401,9 +419,10 @@ def _take(tree: Tree, found: list[Candidate], files, st: Staged, stubs: dict[str
           required: bool = True) -> None:
     """Stage each declared file from the candidates ``found`` (see :func:`choose`).
 
-    ``required=False``: the files are optional (into ``st.extra``); what goes
-    wrong with one is a note, since the tests never read it."""
-    problems = st.problems if required else st.notes
+    ``required=False``: the files are optional (into ``st.extra``): a missing one is
+    no problem, but one that is there and cannot be taken (too large, unreadable) is
+    (a notebook's written answers are marked by hand: the gradebook must say why none are)."""
+    problems = st.problems
     first = len(problems)
     for f in files:
         matches = sorted((c for c in found if c.name == f

@@ -4,7 +4,8 @@ Each helper states the quantity (``what``), the input (``case``), and what
 is wrong (shape, the worst element and which way it is off, a ratio), never the
 expected value.  Numbers keep two significant figures, a ratio within 5% of 1
 is said in words, and an error in exact integers says only which way it is
-off (``docs/feedback.md``).
+off (``docs/feedback.md``).  In a fixed case (``messages.fixed_case``) no
+message says which way or how far: only which quantity, case and element.
 """
 
 from __future__ import annotations
@@ -51,8 +52,11 @@ def assert_close(actual, expected, *, what: str, case: str = "", rtol: float = 1
     e = _as_array(expected, "reference " + what, case)
     a = _as_array(actual, what, case)
     sfx = M.case_suffix(case)
+    if a.ndim != e.ndim:
+        raise AssertionError(M.say(M.WRONG_NDIM, what=what, case=sfx, got=a.ndim, expected=e.ndim))
     if a.shape != e.shape:
-        raise AssertionError(M.say(M.WRONG_SHAPE, what=what, case=sfx, got=a.shape, expected=e.shape))
+        axis = next(i for i, (x, y) in enumerate(zip(a.shape, e.shape)) if x != y)
+        raise AssertionError(M.say(M.WRONG_SIZE_AT, what=what, case=sfx, axis=axis))
     integral = _integral(e, rtol, atol)
     a = a.astype(np.float64)
     e = e.astype(np.float64)
@@ -66,7 +70,9 @@ def assert_close(actual, expected, *, what: str, case: str = "", rtol: float = 1
     allowed = atol + rtol * np.abs(e)
     over = np.where(np.isfinite(e), err - allowed, 0.0)
     if (over > 0).any():
-        flat = int(np.argmax(over))
+        # the worst element; in a fixed case the first one that fails: which element is worst
+        # compares the errors, and a student who picks the values reads a direction from that
+        flat = int(np.argmax(over > 0)) if M.in_fixed_case() else int(np.argmax(over))
         got, want = float(a.reshape(-1)[flat]), float(e.reshape(-1)[flat])
         if not a.shape:  # one number: nothing to point at
             if integral:
@@ -86,7 +92,7 @@ def assert_scalar(actual, expected, *, what: str, case: str = "", rtol: float = 
     a = _as_array(actual, what, case)
     sfx = M.case_suffix(case)
     if a.size != 1:
-        raise AssertionError(M.say(M.WRONG_SHAPE, what=what, case=sfx, got=a.shape, expected=M.say(M.SINGLE_NUMBER)))
+        raise AssertionError(M.say(M.NOT_SINGLE_NUMBER, what=what, case=sfx))
     a, e = float(a.reshape(())), float(expected)
     if not math.isfinite(a):
         raise AssertionError(M.say(M.NOT_FINITE_NUMBER, what=what, case=sfx))

@@ -6,8 +6,17 @@ never take an expected value: only shapes, directions, errors and ratios at
 two significant figures (:func:`sig2`), and cases named by label and size.
 Text that a student's code controls goes through :func:`student_text`
 before it reaches a hidden test's feedback (``docs/feedback.md``).
+
+In a *fixed case* (a hidden test whose inputs do not follow the submission,
+or a ``with fixed_case():`` block) no message says which way a value is off
+or by how much: :func:`say` turns every template of :data:`SIZED` into
+"wrong value" and a hint.  Otherwise resubmitting with a constant answer
+bisects the expected value (issue 27).
 """
 
+import contextlib
+import contextvars
+import dataclasses
 import math
 import numbers
 import re
@@ -16,7 +25,10 @@ from autograder.core import course
 from autograder.core.i18n import N_, _
 
 WRONG_TYPE = N_("{what}{case}: expected {expected_type}, got {got_type}")
-WRONG_SHAPE = N_("{what}{case}: shape {got}, expected shape {expected}")
+# shapes are never printed: a hidden case's shape is made of its drawn (or hidden) sizes
+WRONG_NDIM = N_("{what}{case}: {got} dimension(s), expected {expected}")
+WRONG_SIZE_AT = N_("{what}{case}: the size along axis {axis} is not the expected one")
+NOT_SINGLE_NUMBER = N_("{what}{case}: an array where a single number is expected")
 NOT_FINITE = N_("{what}{case}: contains {count} NaN or inf value(s), first at index {index}")
 # which way and roughly how far (``direction``): never the size of the error, which with the
 # student's own value would give the expected value away
@@ -50,9 +62,15 @@ BARE_ASSERT = N_("a check in {test} failed")
 SNAPSHOT_MISSING = N_("snapshot {name} is missing; an instructor must run `autograder snapshots {lab}`")
 EXACT_INT = N_("an exact int (a count: integer arithmetic, // and never /)")
 NUMBERS_OR_ARRAY = N_("numbers or an array")
-SINGLE_NUMBER = N_("() (a single number)")
 # a test whose details (traceback, output) an earlier test in the same feedback shows already
 SAME_DETAILS = N_("{message} (details as for {test} above)")
+# a fixed case (inputs the same on every submission): which quantity, which case, never which way
+FIXED_WRONG = N_("{what}{case}: wrong value ({hint})")
+FIXED_WRONG_AT = N_("{what}{case}: wrong value at index {index} ({hint})")
+FIXED_HINT = N_("this case is the same on every submission, so its feedback never says which way a value is off: "
+                "work it out by hand from the docstring")
+FIXED_HINT_SECTION = N_("this case is the same on every submission, so its feedback never says which way a value "
+                        "is off: work it out by hand from the docstring and chapter section {section}, {title}")
 
 NEAR = 0.05  # a ratio within 5% of 1 is said in words
 TEXT_LIMIT = 300  # characters of student text in one message
@@ -88,8 +106,75 @@ def _fields(fields: dict) -> dict:
             for k, v in fields.items()}
 
 
+# -- fixed cases ---------------------------------------------------------------------
+# Templates that say which way a value is off, or by how much.  In a fixed case each one
+# becomes "wrong value" (at its index, if it names one) and a hint; a lab registers its
+# own such templates with :func:`sized`.
+SIZED = {NOT_CLOSE, NOT_CLOSE_NUMBER, NOT_CLOSE_TOO_LARGE, NOT_CLOSE_TOO_SMALL, SCALAR_OFF, SCALAR_NEAR, SCALAR_SIGN,
+         RATIO_SYMPTOM, TOO_LARGE, TOO_SMALL}
+
+
+def sized(template: str) -> str:
+    """Register a lab's own template that tells a direction or a size (an error, a ratio);
+    returns it.  It takes ``{what}`` and ``{case}`` like the shared ones."""
+    SIZED.add(template)
+    return template
+
+
+@dataclasses.dataclass(frozen=True)
+class Feedback:
+    """What the test that is running allows its messages to say (set by the plugin)."""
+
+    fixed: bool = False  # inputs the same on every submission: no direction, no size
+    section: str = ""  # the question's chapter section, for the hint
+
+
+_FEEDBACK = contextvars.ContextVar("ironlaw_feedback", default=Feedback())
+
+
+@contextlib.contextmanager
+def feedback_context(*, fixed: bool, section: str = ""):
+    """The plugin's: one hidden test's rules for its messages, while it runs."""
+    token = _FEEDBACK.set(Feedback(fixed=fixed, section=section))
+    try:
+        yield
+    finally:
+        _FEEDBACK.reset(token)
+
+
+@contextlib.contextmanager
+def fixed_case(fixed: bool = True):
+    """``with fixed_case():`` around the checks of a case whose inputs do not come from
+    the ``rng``/``seed`` fixtures (a chapter's worked example) inside a test that draws
+    its other cases: its messages then say no direction, as in a test marked
+    ``fixed_case``.  ``fixed_case(False)`` changes nothing (``fixed_case(cfg == XL)``)."""
+    token = _FEEDBACK.set(dataclasses.replace(_FEEDBACK.get(), fixed=True)) if fixed else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _FEEDBACK.reset(token)
+
+
+def in_fixed_case() -> bool:
+    return _FEEDBACK.get().fixed
+
+
+def fixed_hint() -> str:
+    section = _FEEDBACK.get().section
+    if not section:
+        return _(FIXED_HINT)
+    title = course.load().sections.get(section, "")
+    return _(FIXED_HINT_SECTION).format(section=section, title=_(title) if title else "")
+
+
 def say(template: str, **fields) -> str:
-    """``template`` in the student's language, filled in."""
+    """``template`` in the student's language, filled in.  In a fixed case a template of
+    :data:`SIZED` says only "wrong value" (at its index) and :func:`fixed_hint`."""
+    if template in SIZED and in_fixed_case():
+        keep = {k: fields[k] for k in ("what", "case", "index") if k in fields}
+        fixed = FIXED_WRONG_AT if "index" in fields else FIXED_WRONG
+        return _(fixed).format(**keep, hint=fixed_hint())
     return _(template).format(**_fields(fields))
 
 
@@ -99,7 +184,8 @@ def near_words(larger: bool) -> str:
 
 def direction(actual: float, expected: float) -> str:
     """Which way ``actual`` is off and roughly how far, in words: "too large, about
-    2.0× the expected value", "slightly too small (within 5%)", "wrong sign"."""
+    2.0× the expected value", "slightly too small (within 5%)", "wrong sign".
+    Only for a template of :data:`SIZED`, which a fixed case does not print."""
     if expected == 0 or actual == 0:
         return _(LARGER if actual > expected else SMALLER)
     if (actual > 0) != (expected > 0):

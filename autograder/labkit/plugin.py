@@ -40,6 +40,9 @@ BATCH_CACHE_HELP = ("a folder the graders of one batch share for the answers tha
                     "submission (the reference's, the tests' ground truth: labkit/batch_cache.py); "
                     "default: kept in this run's memory only")
 FIXED_SEED_HELP = "fixed_seed: this hidden test's seed ignores --seed-salt (its inputs never change)"
+FIXED_CASE_HELP = ("fixed_case: this hidden test's inputs are the same on every submission (a chapter's worked "
+                   "example): its messages never say which way a value is off. Implied for a hidden test that uses "
+                   "neither the seed nor the rng fixture, or is marked fixed_seed")
 SUITE_WORKERS_HELP = ("processes that run a plain pytest of the project's own suite (pytest-xdist, whole files per "
                       "process): a number, or auto (one per core); 0: this process. Never a grading run's")
 
@@ -105,6 +108,7 @@ def pytest_configure(config):
         os.environ.setdefault(v, "1")
     config.addinivalue_line("markers", QUESTION_HELP)
     config.addinivalue_line("markers", FIXED_SEED_HELP)
+    config.addinivalue_line("markers", FIXED_CASE_HELP)
     config.stash[STATE] = State(settings=resolve_settings(config))
     batch_cache.open_session(config.getoption("ag_batch_cache"))
 
@@ -149,6 +153,7 @@ class ItemInfo:
     points: float
     visibility: str
     public: bool
+    fixed: bool = False  # hidden, with inputs the same on every submission: no direction in its messages
 
 
 class State:
@@ -238,13 +243,13 @@ def parse_question(marker) -> tuple[str, float, str | None]:
     return qid, float(points), visibility
 
 
-def parse_fixed_seed(marker) -> None:
+def parse_no_arguments(marker) -> None:
     if marker.args or marker.kwargs:
         given = [*map(repr, marker.args), *(f"{k}={v!r}" for k, v in marker.kwargs.items())]
         raise MarkerError(f"takes no arguments, not {', '.join(given)}")
 
 
-MARKER_PARSERS = {"question": parse_question, "fixed_seed": parse_fixed_seed}
+MARKER_PARSERS = {"question": parse_question, "fixed_seed": parse_no_arguments, "fixed_case": parse_no_arguments}
 
 
 def _marker_problems(item) -> list[str]:
@@ -282,10 +287,34 @@ def pytest_collection_modifyitems(config, items):
             continue
         public = lab.public_tests_dir.resolve() in Path(item.path).resolve().parents
         visibility = "visible" if public else (visibility or m.visibility)
-        item.stash[ITEM] = ItemInfo(lab, qid, points, visibility, public)
+        item.stash[ITEM] = ItemInfo(lab, qid, points, visibility, public, fixed=not public and fixed_inputs(item))
         item.add_marker(pytest.mark.timeout(m.limits.test_timeout_s))
     if problems:
         raise pytest.UsageError("test markers the autograder cannot use:\n  " + "\n  ".join(problems))
+
+
+DRAWING_FIXTURES = ("seed", "rng")
+
+
+def fixed_inputs(item) -> bool:
+    """Whether a hidden test's inputs are the same on every submission: it is marked
+    ``fixed_case`` or ``fixed_seed``, or it draws nothing from the per-submission seed (no
+    ``seed``/``rng`` among its fixtures).  Resubmitting against such a test with a constant
+    answer would bisect the expected value from any message that says which way it is off,
+    so its messages say none (``messages.say``; docs/feedback.md)."""
+    if item.get_closest_marker("fixed_case") or item.get_closest_marker("fixed_seed"):
+        return True
+    return not set(DRAWING_FIXTURES) & set(getattr(item, "fixturenames", ()))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A lab test runs under its feedback rules: a fixed case's messages say no direction."""
+    info = item.stash.get(ITEM, None)
+    if info is None:
+        return (yield)
+    with messages.feedback_context(fixed=info.fixed, section=info.lab.manifest.question(info.question).section):
+        return (yield)
 
 
 # -- fixtures ----------------------------------------------------------------

@@ -11,6 +11,7 @@ import base64
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -21,12 +22,14 @@ import time
 from pathlib import Path
 
 from autograder.calls import errors, seam, wire
-from autograder.core import course, i18n
+from autograder.core import course, files, i18n
 from autograder.core.i18n import N_, _
 from autograder.core.files import find_root, scoped_environ
 from autograder.core.manifest import Manifest
 from autograder.calls.limits import MAX_FILE_BYTES
 from autograder.sandbox import cgroups, channel
+from autograder.sandbox.secret_paths import secret_list
+from autograder.sandbox.worker import SHM_MB
 
 ZYGOTE_ENV = "IRONLAW_ZYGOTE"  # a shared zygote's socket, set by `grade` for its graders
 HIDE_ENV = "IRONLAW_HIDE"  # extra folders to hide, os.pathsep-separated
@@ -57,7 +60,10 @@ def socket_dir() -> str:
     tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-")
     if len(os.fsencode(os.path.join(tmpdir, SOCKET_NAME))) > SOCKET_PATH_MAX:
         os.rmdir(tmpdir)
-        tmpdir = tempfile.mkdtemp(prefix="ironlaw-zygote-", dir="/tmp")
+        # outside the run's own folder: named as this process's, so a run killed outright
+        # leaves nothing here that the next one does not sweep
+        files.sweep_stale("/tmp")
+        tmpdir = tempfile.mkdtemp(prefix=files.owned_name("zygote"), dir="/tmp")
     os.chmod(tmpdir, 0o700)
     return tmpdir
 
@@ -69,14 +75,20 @@ class Zygote:
         self.path, self.proc, self.tmpdir = path, proc, tmpdir
 
     @classmethod
-    def start(cls, hide: list[str]) -> "Zygote":
-        """Start one; it builds its workers' root once, in a mount namespace they inherit."""
+    def start(cls, hide: list[str], private: list[str] = ()) -> "Zygote":
+        """Start one; it builds its workers' root once, in a mount namespace they inherit.
+
+        ``private``: folders of this run no worker may read or change (a batch's output
+        and submissions): hidden with namespaces, and without them secrets like
+        :func:`secret_list`'s, which the zygote completes with its own engine's
+        (``zygote.secrets``) and refuses to run workers while another uid can reach."""
         tmpdir = socket_dir()
         path = os.path.join(tmpdir, SOCKET_NAME)
         env = {k: v for k, v in os.environ.items() if not k.startswith("IRONLAW_SUBMISSION")}
         proc = subprocess.Popen(
             [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide),
-             "--secrets", json.dumps(secret_list()), "--preload", json.dumps(preload_list())],
+             "--secrets", json.dumps(sorted({*secret_list(), *map(str, private)})),
+             "--preload", json.dumps(preload_list())],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd="/", preexec_fn=_die_with_parent,
         )
@@ -133,15 +145,6 @@ def hide_list(extra: list[str] = ()) -> list[str]:
     return [*map(str, sorted(roots)), *beside, *HIDE_ALWAYS, *from_env, *extra]
 
 
-def secret_list() -> list[str]:
-    """The reference and the hidden tests, of the graded project and of the
-    engine's own checkout (an editable install may grade another project)."""
-    import autograder
-
-    roots = {find_root(), Path(autograder.__file__).resolve().parents[1]}
-    return sorted(str(r / d) for r in roots for d in ("solutions", "tests") if (r / d).is_dir())
-
-
 def preload_list() -> list[str]:
     """What the zygote imports for student code: the course file's choice, when there is a course."""
     try:
@@ -161,7 +164,8 @@ def zygote() -> Zygote:
 @contextlib.contextmanager
 def shared_zygote(hide: list[Path] = ()):
     """One warm zygote for a whole batch; grader processes find it via the env."""
-    z = Zygote.start(hide_list([str(Path(p).resolve()) for p in hide]))
+    private = [str(Path(p).resolve()) for p in hide]
+    z = Zygote.start(hide_list(private), private)
     try:
         with scoped_environ(**{ZYGOTE_ENV: z.path,
                                HIDE_ENV: os.pathsep.join(str(Path(p).resolve()) for p in hide)}):
@@ -203,6 +207,15 @@ class SandboxBackend:
     memory is counted from the worker's resident memory before it imported
     any student file: nothing kept from an earlier call or from import time
     can hide an allocation.
+
+    What the worker says is believed only up to its isolation report, which
+    engine code sends before any student file is loaded: its pid (checked to
+    be the zygote's child or that child's child) and the report.  Everything
+    after (hello, each reply) may have been written by student code, so it is
+    read as student output: an error's kind is one of the worker's own
+    (``errors.StudentCodeError.from_worker``), never the grader's.  A message
+    sent and not answered whole (a time-out, a crash, an exception in the
+    grader) ends the worker: no later call reads another's reply.
     """
 
     label = "sandbox"
@@ -225,11 +238,13 @@ class SandboxBackend:
         self.req = {
             "op": "spawn", "files": files, "student_files": list(manifest.student_files),
             "support_files": list(manifest.support_files), "lang": i18n.current(),
-            "limits": {"memory_mb": lim.memory_mb, "cpu_s": lim.cpu_s, "fsize_mb": 64, "work_mb": 256,
-                       "nproc": NPROC},
+            "limits": {"memory_mb": lim.memory_mb, "cpu_s": lim.cpu_s, "fsize_mb": 64, "work_mb": WORK_MB,
+                       "nproc": NPROC if cgroups.memory_available() else NPROC_NO_MEMORY_GROUP},
         }
         self.conn: socket.socket | None = None
         self.pid = self.worker_pid = None
+        self.pidfd: int | None = None  # the worker's: a signal through it never reaches a recycled pid
+        self.in_flight = False  # a message was sent to the worker (or it was asked for) and not yet answered whole
         self.work: str | None = None
         self.isolation: dict = {}
         self.spawn_s: list[float] = []
@@ -260,6 +275,7 @@ class SandboxBackend:
         deadline, is_budget = self._deadline(timeout + 5)  # hello comes after importing the files
         if deadline <= time.monotonic():
             raise self._budget_error()
+        self.in_flight = True  # until the hello: _exchange ends a worker whose start was interrupted
         try:
             report = self._start_worker()
         except Exception as exc:  # noqa: BLE001  (the same request would fail the same way: never retried)
@@ -272,12 +288,13 @@ class SandboxBackend:
             raise self.broken from None
         conn = self.conn
         self.baseline_rss = _reset_peak(self.worker_pid)  # before any student code: trusted
-        self.group = cgroups.for_worker(self.worker_pid, NPROC)
-        report = {**report, "report": {**report["report"], "process_group": self.group is not None}}
+        nproc = self.req["limits"]["nproc"]
+        self.group = cgroups.for_worker(self.worker_pid, nproc, self._tree_limit_mb() * 2**20)
+        report = {**report, "report": {**report["report"], **self._group_report(report["report"])}}
         self.calls = 0
         try:
             channel.send_json(conn, {"go": True})
-            hello = channel.recv_json(conn, deadline=deadline)
+            hello = json.loads(self._recv(deadline, channel.CONTROL_LIMIT))  # student code may have written it
             if not isinstance(hello, dict) or "hello" not in hello:
                 raise ValueError("no hello")
         except socket.timeout:
@@ -287,48 +304,109 @@ class SandboxBackend:
             self.broken = errors.StudentCodeError(
                 errors.TIMEOUT, _("importing your files timed out after {seconds:g} s").format(seconds=timeout))
             raise self.broken from None
-        except (channel.ChannelClosed, OSError, ValueError):
+        except (channel.ChannelClosed, OSError, ValueError, RecursionError):
             cause = self._death_cause()
             self._kill()
             self.broken = errors.StudentCodeError(errors.CRASH, _("importing your files stopped the worker: {cause}").format(cause=cause))
             raise self.broken from None
+        self.in_flight = False
         # Only what the engine reported before student code ran; never a path of the grader's.
         self.spawn_s.append(time.perf_counter() - t0)
         self.isolation = {**report["report"], "timeout_s": timeout, "sandbox": True,
                           "ready_ms": round(self.spawn_s[-1] * 1e3, 1)}  # on the grader's clock
 
+    def _tree_limit_mb(self) -> int:
+        """A memory group's limit: the lab's ``memory_mb`` for the worker's processes and tmpfs together."""
+        return self.manifest.limits.memory_mb
+
+    def _group_report(self, report: dict) -> dict:
+        """Which of the grader's limits hold the worker's whole tree, for the isolation report:
+        ``tree_memory_mb`` bounds its memory (None: nothing does, as when the grader is not root)."""
+        lim = self.req["limits"]
+        rlimits = report.get("rlimits")
+        nproc = rlimits.get("nproc") if isinstance(rlimits, dict) else None  # set where the worker drops to its own uid
+        if self.group.memory:
+            tree = self._tree_limit_mb()
+        elif nproc:  # each process under RLIMIT_AS, at most nproc of them, and the tmpfs folders
+            tree = nproc * lim["memory_mb"] + lim["work_mb"] + SHM_MB
+        else:
+            tree = None
+        return {"process_group": self.group.pids is not None, "memory_group": self.group.memory is not None,
+                "tree_memory_mb": tree}
+
     def _start_worker(self) -> dict:
         """Ask the zygote for a worker; its isolation report, sent before any student code ran."""
         self.work = tempfile.mkdtemp(prefix="ironlaw-work-")  # used only where there are no namespaces
         self.conn, first = zygote().request({**self.req, "work": self.work}, timeout=SPAWN_TIMEOUT_S)
+        if not _is_pid(first.get("pid")):  # killpg(0) would be this grader's own group
+            raise SandboxUnavailable("sandbox setup failed: the zygote's answer is malformed")
         self.pid = first["pid"]
         try:
-            self.worker_pid = channel.recv_json(self.conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)["worker_pid"]
+            worker_pid = channel.recv_json(self.conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)["worker_pid"]
             report = channel.recv_json(self.conn, deadline=time.monotonic() + SPAWN_TIMEOUT_S)
         except (socket.timeout, channel.ChannelClosed, OSError, ValueError, KeyError, TypeError) as exc:
             raise SandboxUnavailable(f"sandbox setup failed: no report from the worker ({type(exc).__name__})") from None
         if isinstance(report, dict) and "fatal" in report:
             raise SandboxUnavailable(str(report["fatal"]))
-        if not isinstance(report, dict) or not isinstance(report.get("report"), dict):
+        if not (isinstance(report, dict) and _plain_report(report.get("report"))):
             raise SandboxUnavailable("sandbox setup failed: the worker's report is malformed")
+        # The pid the grader reads /proc of and kills (taken only once checked): the zygote's
+        # child, or (in its own PID namespace) that child's child, waiting for the go.
+        if not (_is_pid(worker_pid) and (worker_pid == self.pid or _ppid(worker_pid) == self.pid)):
+            raise SandboxUnavailable("sandbox setup failed: the worker's pid is not the zygote's child")
+        self.worker_pid = worker_pid
+        with contextlib.suppress(OSError, AttributeError):  # no pidfd (an old kernel): plain kill
+            self.pidfd = os.pidfd_open(self.worker_pid)
         return report
 
     def _kill(self) -> None:
-        for target, kill in ((self.pid, os.killpg), (self.worker_pid, os.kill)):
-            if target:
-                try:
-                    kill(target, signal.SIGKILL)
-                except OSError:
-                    pass
+        """End the worker and everything it started: its groups' processes (orphans too), its
+        process group (W's), the worker itself through its pidfd."""
+        if self.group:
+            self.group.kill()
+        if self.pid:
+            with contextlib.suppress(OSError):
+                os.killpg(self.pid, signal.SIGKILL)
+        if self.pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            os.close(self.pidfd)
+        elif self.worker_pid:
+            with contextlib.suppress(OSError):
+                os.kill(self.worker_pid, signal.SIGKILL)
         if self.conn:
             self.conn.close()
         if self.work:
             shutil.rmtree(self.work, ignore_errors=True)
         if self.group:
             self.group.remove()
-        self.conn = self.pid = self.worker_pid = self.work = self.group = None
+        self.conn = self.pid = self.worker_pid = self.pidfd = self.work = self.group = None
+        self.in_flight = False
+
+    def _out_of_memory(self) -> bool:
+        """Has the memory group's limit killed a process of the worker's tree?"""
+        return bool(self.group and self.group.oom_kills())
+
+    def _recv(self, deadline: float, limit: int) -> bytes:
+        """The worker's next message, whole, by ``deadline`` (else socket.timeout).  With a
+        memory group, a process of the tree killed over its limit ends the wait at once
+        (ChannelClosed): the worker itself, or a child it would wait for forever."""
+        if self.group and self.group.memory:
+            while not select.select([self.conn], [], [], max(0.0, min(OOM_POLL_S, deadline - time.monotonic())))[0]:
+                if self._out_of_memory():
+                    raise channel.ChannelClosed("a process was killed over the memory limit")
+                if time.monotonic() >= deadline:
+                    raise socket.timeout("deadline passed")
+        try:
+            return channel.recv(self.conn, limit, deadline=deadline)
+        except socket.timeout:
+            if self._out_of_memory():
+                raise channel.ChannelClosed("a process was killed over the memory limit") from None
+            raise
 
     def _death_cause(self) -> str:
+        if self._out_of_memory():
+            return _(MEMORY_GROUP_CAUSE).format(mib=self._tree_limit_mb())
         for _attempt in range(50):  # the zygote reaps within ~0.2 s
             s, reply = zygote().request({"op": "status", "pid": self.pid})
             s.close()
@@ -364,7 +442,20 @@ class SandboxBackend:
         return value
 
     def _exchange(self, name: str, payload: bytes, *, measure: bool = False, count: int = 1):
-        """Send one call message (``count`` calls of ``name``) and read its reply: (value, Measurement)."""
+        """Send one call message (``count`` calls of ``name``) and read its reply: (value, Measurement).
+
+        Whatever ends it before the whole reply is read (a time-out or crash here, or an
+        exception raised into the grader: pytest-timeout's, a MemoryError, a KeyboardInterrupt)
+        ends the worker, spawn included: the late reply still on its way belongs to no call."""
+        if self.in_flight:  # left so by nothing here; a worker owing a reply is never asked again
+            self._kill()
+        try:
+            return self._call(name, payload, measure=measure, count=count)
+        finally:
+            if self.in_flight:
+                self._kill()
+
+    def _call(self, name: str, payload: bytes, *, measure: bool, count: int):
         if self.broken:
             raise self.broken
         if name in self.timed_out:  # don't spend the limit again on every test
@@ -380,14 +471,16 @@ class SandboxBackend:
         deadline, is_budget = self._deadline(timeout * count)  # calls made together share their limits
         cpu0 = None
         if measure:
-            if self.group:
-                self.group.freeze()  # no new thread or process while measured
+            self.group.freeze()  # no new thread or process while measured
             cpu0 = _cpu_ticks(self.worker_pid)
         t0 = time.perf_counter()
         self.calls += 1
+        self.in_flight = True
         try:
             channel.send(self.conn, payload)
-            raw = channel.recv(self.conn, wire.MAX_BYTES + 4096, deadline=deadline)
+            raw = self._recv(deadline, wire.MAX_BYTES + 4096)
+            if self._out_of_memory():  # a child killed over the limit while the worker answered
+                raise channel.ChannelClosed("a process was killed over the memory limit")
         except socket.timeout:
             self._kill()
             if is_budget:
@@ -405,9 +498,10 @@ class SandboxBackend:
         except ValueError as exc:  # an oversized message
             self._kill()
             raise errors.StudentCodeError(errors.UNSUPPORTED, f"{name}(): {exc}") from None
+        self.in_flight = False  # the whole reply is read: the worker owes nothing
         wall = time.perf_counter() - t0
         measurement = self._measurement(wall, cpu0) if measure else None
-        if measure and self.group:
+        if measure:
             self.group.thaw()
         try:
             msg = wire.loads(raw)
@@ -418,9 +512,9 @@ class SandboxBackend:
             self._kill()
             raise errors.StudentCodeError(errors.UNSUPPORTED, _("{name}(): unreadable reply ({error})").format(name=name, error=str(exc)[:200])) from None
         if "error" in msg:
-            err = msg["error"] if isinstance(msg["error"], dict) else {}
-            # what the call printed goes in .output: the plugin shows it for public tests only
-            raise errors.StudentCodeError.from_dict(err)
+            # the student's own words, whoever wrote them: never the grader's failure. What the
+            # call printed goes in .output: the plugin shows it for public tests only
+            raise errors.StudentCodeError.from_worker(msg["error"])
         return msg["ok"], measurement
 
     def _measurement(self, wall: float, cpu0: int | None) -> seam.Measurement:
@@ -435,7 +529,45 @@ class SandboxBackend:
                                 max(0, after["VmHWM"] - self.baseline_rss), "rss")
 
 
-NPROC = 64  # threads and processes of one worker (each has its own uid)
+# Threads and processes of one worker (each has its own uid: RLIMIT_NPROC, and its pids group).
+# With a memory group the group bounds the tree's memory; without one the count does (each
+# process under RLIMIT_AS: at most NPROC_NO_MEMORY_GROUP x memory_mb, plus the tmpfs folders),
+# so it is as low as honest work allows: a worker runs torch and numpy on one thread (the
+# zygote sets it), the labs' references use 2 (a prefetching thread), a fork-context
+# multiprocessing child with its queue 5, a torch DataLoader with num_workers=2 takes 9.
+NPROC = 64
+NPROC_NO_MEMORY_GROUP = 12
+WORK_MB = 256  # the worker's tmpfs /tmp (and SHM_MB at /dev/shm)
+OOM_POLL_S = 0.2  # while a reply is awaited, how often the memory group's kills are read
+MEMORY_GROUP_CAUSE = N_("killed: over the memory limit of {mib} MiB for all of its processes together")
+REPORT_TEXT_LIMIT = 200
+
+
+def _plain_report(report) -> bool:
+    """An isolation report as the engine writes it: names to booleans, numbers and short
+    texts without a path, or one level of those (rlimits).  The worker sends it before any
+    student code runs; the results show it, so nothing else may ride in it."""
+    def plain(v, nested: bool) -> bool:
+        if v is None or isinstance(v, (bool, int, float)):
+            return True
+        if isinstance(v, str):
+            return len(v) <= REPORT_TEXT_LIMIT and "/" not in v
+        return (not nested and isinstance(v, dict) and len(v) <= 32
+                and all(isinstance(k, str) and plain(x, True) for k, x in v.items()))
+    return (isinstance(report, dict) and len(report) <= 64
+            and all(isinstance(k, str) and len(k) <= 64 and plain(v, False) for k, v in report.items()))
+
+
+def _is_pid(value) -> bool:
+    return type(value) is int and value > 1
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _spawn_cause(exc: Exception) -> str:

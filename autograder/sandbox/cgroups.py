@@ -1,91 +1,247 @@
-"""A pids cgroup per worker, set from the grader's side (the worker cannot change it).
+"""Control groups per worker, set from the grader's side (the worker cannot change them).
 
-It caps the threads and processes of a worker and its children, and it can
-freeze that count during a measured call: a measured call may start no
-thread or process, so no work moves to a child whose memory nobody counts.
-Where no pids controller can be written (a container without that right,
-Gradescope's as a rule), :func:`for_worker` returns None and the result's
-isolation report says so; RLIMIT_NPROC per worker uid still caps processes.
+* **pids**: caps the threads and processes of a worker and its children, and
+  can freeze that count during a measured call: a measured call may start no
+  thread or process, so no work moves to a child whose memory nobody counts.
+* **memory**: caps the memory of the worker's whole tree of processes (what
+  they touch, and the files they write to their tmpfs ``/tmp`` and
+  ``/dev/shm``, whose pages are charged to the group that writes them) at the
+  lab's ``memory_mb``, with no swap; RLIMIT_AS caps each process alone at the
+  same number.  When the kernel's OOM killer ends a process of the tree, the
+  grader ends the rest (``backend``) and the test says the memory limit.
+
+Both cgroup v1 (a hierarchy per controller: ``pids.max``,
+``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes``) and v2 (one
+hierarchy, where the controller must be enabled for the children of this
+process's own group: ``pids.max``, ``memory.max``, ``memory.swap.max``).
+Groups are named ``ironlaw-<grader pid>-<worker pid>`` beside this process.
+Where a controller cannot be written (a container without that right,
+Gradescope's as a rule, simulated by ``layers.NO_NAMESPACES_ENV``),
+:func:`for_worker` leaves it out and the result's isolation report says so;
+then RLIMIT_NPROC per worker uid caps processes, and with RLIMIT_AS per
+process the tree's memory (``backend.NPROC_NO_MEMORY_GROUP``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import signal
+import time
 from pathlib import Path
 
+from autograder.sandbox.layers import NO_NAMESPACES_ENV
 
-def _pids_root() -> Path | None:
-    """This process's own folder in a writable pids hierarchy (cgroup v1 or v2)."""
-    mounts = {}
+PREFIX = "ironlaw-"
+_NAME = re.compile(r"ironlaw-([0-9]+)-")
+
+
+def _mounts() -> tuple[dict[str, str], str | None]:
+    """{v1 controller: its mount point}, and the v2 mount point."""
+    v1, v2 = {}, None
     with open("/proc/self/mountinfo") as f:
         for line in f:
             left, _sep, right = line.partition(" - ")
             fstype, _src, opts = (right.split() + ["", "", ""])[:3]
             point = left.split()[4]
-            if fstype == "cgroup" and "pids" in opts.split(","):
-                mounts["v1"] = point
+            if fstype == "cgroup":
+                for opt in opts.split(","):
+                    v1[opt] = point
             elif fstype == "cgroup2":
-                mounts["v2"] = point
+                v2 = point
+    return v1, v2
+
+
+def _root(controller: str) -> tuple[Path, int] | None:
+    """This process's own folder in a hierarchy where ``controller`` can be given to new
+    child groups, and the hierarchy's version (1 or 2)."""
+    if os.environ.get(NO_NAMESPACES_ENV) == "1":
+        return None  # the Gradescope shape: no CAP_SYS_ADMIN, no writable cgroups
+    v1, v2 = _mounts()
     with open("/proc/self/cgroup") as f:
         lines = [line.rstrip("\n").split(":", 2) for line in f]
     for _id, controllers, path in lines:
-        if "pids" in controllers.split(",") and "v1" in mounts:
-            return Path(mounts["v1"] + path)
+        if controller in controllers.split(",") and controller in v1:
+            return Path(v1[controller] + path), 1
     for _id, controllers, path in lines:
-        if controllers == "" and "v2" in mounts:
-            base = Path(mounts["v2"] + path)
-            if "pids" in (base / "cgroup.controllers").read_text().split():
-                return base
+        if controllers == "" and v2:
+            base = Path(v2 + path)
+            if controller not in (base / "cgroup.subtree_control").read_text().split():
+                if controller not in (base / "cgroup.controllers").read_text().split():
+                    return None
+                # fails (EBUSY) where this group holds processes itself, below the root: then no group
+                (base / "cgroup.subtree_control").write_text(f"+{controller}")
+            return base, 2
     return None
 
 
-class WorkerGroup:
-    def __init__(self, path: Path, limit: int):
-        self.path, self.limit = path, limit
-
-    def freeze(self) -> None:
-        """No new thread or process from now on."""
-        self._write("pids.max", (self.path / "pids.current").read_text().strip())
-
-    def thaw(self) -> None:
-        self._write("pids.max", str(self.limit))
-
-    def remove(self) -> None:
-        try:
-            self.path.rmdir()  # fails while a task is still in it; the next sweep gets it
-        except OSError:
-            pass
-
-    def _write(self, name: str, value: str) -> None:
-        try:
-            (self.path / name).write_text(value)
-        except OSError:
-            pass
+def _limits(controller: str, version: int, nproc: int, memory_bytes: int) -> list[tuple[str, str, bool]]:
+    """(file, value, required) to write, in order, into a new group of ``controller``."""
+    if controller == "pids":
+        return [("pids.max", str(nproc), True)]
+    if version == 2:  # no swap: the limit is what the tree holds; one OOM kill ends the whole group
+        return [("memory.max", str(memory_bytes), True), ("memory.swap.max", "0", False),
+                ("memory.oom.group", "1", False)]
+    # v1: memory+swap may not be below memory: set memory first; memsw exists only with swap accounting
+    return [("memory.limit_in_bytes", str(memory_bytes), True),
+            ("memory.memsw.limit_in_bytes", str(memory_bytes), False)]
 
 
-def for_worker(pid: int, limit: int) -> WorkerGroup | None:
-    """Create ``ironlaw-<grader pid>-<pid>`` beside this process, move ``pid`` in."""
+def _make(controller: str, name: str, pid: int | None, nproc: int, memory_bytes: int) -> Path | None:
+    """A new group ``name`` of ``controller`` with its limits, ``pid`` moved in; None where it cannot be."""
     try:
-        root = _pids_root()
-        if root is None:
+        found = _root(controller)
+        if found is None:
             return None
-        path = root / f"ironlaw-{os.getpid()}-{pid}"
+        root, version = found
+        path = root / name
         path.mkdir()
-        (path / "pids.max").write_text(str(limit))
-        (path / "cgroup.procs").write_text(str(pid))
-        return WorkerGroup(path, limit)
     except OSError:
+        return None
+    try:
+        for file, value, required in _limits(controller, version, nproc, memory_bytes):
+            try:
+                (path / file).write_text(value)
+            except OSError:
+                if required:
+                    raise
+        if pid is not None:
+            (path / "cgroup.procs").write_text(str(pid))
+        return path
+    except OSError:
+        _rmdir(path)
         return None
 
 
+class WorkerGroup:
+    """A worker's groups: ``pids`` and ``memory`` are their folders, None where there is none."""
+
+    def __init__(self, pids: Path | None, memory: Path | None, nproc: int):
+        self.pids, self.memory, self.nproc = pids, memory, nproc
+        self._events: int | None = None  # the memory group's kill counter, opened once: read after every call
+
+    def freeze(self) -> None:
+        """No new thread or process from now on."""
+        if self.pids:
+            _write(self.pids / "pids.max", (self.pids / "pids.current").read_text().strip())
+
+    def thaw(self) -> None:
+        if self.pids:
+            _write(self.pids / "pids.max", str(self.nproc))
+
+    def oom_kills(self) -> int:
+        """How many processes of the tree the memory limit has killed so far.  Read after
+        every call (hundreds a submission): the file is opened once and read with pread."""
+        if not self.memory:
+            return 0
+        if self._events is None:
+            for name in ("memory.events", "memory.oom_control"):  # v2, v1
+                with contextlib.suppress(OSError):
+                    self._events = os.open(self.memory / name, os.O_RDONLY | os.O_CLOEXEC)
+                    break
+            else:
+                return 0
+        try:
+            text = os.pread(self._events, 4096, 0).decode("ascii", "replace")
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _sep, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def _close_events(self) -> None:
+        if self._events is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._events)
+            self._events = None
+
+    def kill(self) -> None:
+        """SIGKILL every process in the groups: the tree, orphans included (without a PID
+        namespace a worker's children outlive it)."""
+        for path in (self.memory, self.pids):
+            if path is None:
+                continue
+            if (path / "cgroup.kill").exists():  # v2: the kernel kills them all, forks in flight too
+                _write(path / "cgroup.kill", "1")
+                continue
+            for _round in range(5):  # v1: a fork between reading and killing leaves a new one
+                try:
+                    pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+                except (OSError, ValueError):
+                    break
+                if not pids:
+                    break
+                for p in pids:  # members of a group of ours, listed just now
+                    with contextlib.suppress(OSError):
+                        os.kill(p, signal.SIGKILL)
+
+    def remove(self, wait_s: float = 1.0) -> None:
+        """Remove the groups once their processes are gone (a killed process takes a moment
+        to free its memory); one still busy after ``wait_s`` is left to the next sweep."""
+        self._close_events()  # an open file of the group keeps it from being removed
+        deadline = time.monotonic() + wait_s
+        for path in (self.pids, self.memory):
+            while path is not None and not _rmdir(path) and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+
+def for_worker(pid: int, nproc: int, memory_bytes: int) -> WorkerGroup:
+    """Groups ``ironlaw-<grader pid>-<pid>`` beside this process, ``pid`` moved into each."""
+    name = f"{PREFIX}{os.getpid()}-{pid}"
+    return WorkerGroup(_make("pids", name, pid, nproc, memory_bytes), _make("memory", name, pid, nproc, memory_bytes),
+                       nproc)
+
+
+_memory_probe: list[bool] = []
+
+
+def memory_available() -> bool:
+    """Can this process give a worker a memory group?  Tried once (a group made and removed):
+    the spawn request's process limit depends on it, and is sent before the worker's group exists."""
+    if not _memory_probe:
+        path = _make("memory", f"{PREFIX}{os.getpid()}-probe", None, 1, 2**30)
+        if path is not None:
+            _rmdir(path)
+        _memory_probe.append(path is not None)
+    return _memory_probe[0]
+
+
 def sweep() -> None:
-    """Remove this grader's empty worker groups left behind."""
+    """Remove the empty worker groups this grader left behind, and those of graders that are gone."""
+    for controller in ("pids", "memory"):
+        try:
+            found = _root(controller)
+            for p in found[0].glob(f"{PREFIX}*") if found else ():
+                m = _NAME.match(p.name)
+                if m and (int(m.group(1)) == os.getpid() or not _alive(int(m.group(1)))):
+                    _rmdir(p)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
     try:
-        root = _pids_root()
-        for p in root.glob(f"ironlaw-{os.getpid()}-*") if root else ():
-            try:
-                p.rmdir()
-            except OSError:
-                pass
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
     except OSError:
         pass
+    return True
+
+
+def _rmdir(path: Path) -> bool:
+    try:
+        path.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _write(path: Path, value: str) -> None:
+    with contextlib.suppress(OSError):
+        path.write_text(value)

@@ -276,13 +276,6 @@ def world_usable(paths: list[Path]) -> bool:
     return True
 
 
-def exposed_secrets(dirs: list[Path]) -> list[str]:
-    """Which of ``dirs`` (the reference, the hidden tests) an unprivileged uid
-    could read: without a mount namespace only file modes keep them from a
-    worker, so each must be mode 700 or lie below a folder others cannot enter."""
-    return [str(d) for d in dirs if d.is_dir() and world_usable([d])]
-
-
 def make_python_reachable() -> list[str]:
     """In this process's own new mount namespace, cover each folder that keeps
     an unprivileged uid from the Python (a mode-700 home) with a tmpfs, and

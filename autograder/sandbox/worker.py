@@ -10,7 +10,9 @@ Messages to the grader, in order: ``{"worker_pid"}`` (from W),
 ``{"report"}`` (the isolation report, sent by the engine before any student
 code is loaded: it is what the result says protected the student's code),
 then, after the grader's ``{"go"}``, ``{"hello"}`` once the files are
-imported, and one reply per call.
+imported, and one reply per call.  Student code can write on this socket
+too, from its import on: the grader believes only the first two
+(``backend.SandboxBackend``) and reads the rest as the student's output.
 """
 
 from __future__ import annotations

@@ -32,6 +32,8 @@ import time  # noqa: E402
 MAX_STATUSES = 4096
 REQUEST_DEADLINE_S = 10.0  # a client that sends nothing cannot freeze the zygote
 PR_SET_CHILD_SUBREAPER = 36
+PROBE_UID_OFFSET = 50_000  # UID_BASE + this: no worker's uid (theirs are UID_BASE + pid % 50,000), as unprivileged
+MAX_PROBED = 20_000  # paths a probe asks about; breadth first, so a folder before what it holds
 
 
 def preload(modules: list[str]) -> None:
@@ -81,14 +83,18 @@ class Zygote:
             self.root = L.build_root(Path(new), [Path(p) for p in hide])
 
     def check_secrets(self, secrets: list[str]) -> None:
-        """Without a mount namespace only file modes hide the reference and the
-        hidden tests from a worker's uid: refuse to run workers if they don't."""
-        from pathlib import Path
-
-        exposed = self.layers.exposed_secrets([Path(p) for p in secrets])
-        if self.root is None and os.geteuid() == 0 and exposed:
-            self.refusal = ("no mount namespace, and an unprivileged uid could read " + ", ".join(exposed)
-                            + ": make them mode 700 (chmod 700 DIR), as the Gradescope setup.sh does")
+        """Without a mount namespace only permissions keep a worker's uid out of the
+        secrets (:func:`secrets`): ask the kernel, as an unprivileged uid
+        (:func:`exposed`), and refuse to run workers while any is within its reach."""
+        if self.root is not None or os.geteuid() != 0:
+            return  # the allow-list root hides them; not root: workers keep this uid, which reads them anyway
+        read, changed = exposed(self.layers, secrets, [engine_package()])
+        said = ([f"could read or change {', '.join(read)}: make them mode 700 (chmod 700 DIR), as the "
+                 "Gradescope setup.sh does"] if read else [])
+        said += [f"could change the engine its workers import, {', '.join(changed)}: make it writable by its "
+                 "owner only (chmod -R go-w DIR)"] if changed else []
+        if said:
+            self.refusal = "no mount namespace, and an unprivileged uid " + "; and it ".join(said)
 
     def reap(self) -> None:
         """Reap every finished child, including orphans we adopted as subreaper."""
@@ -159,6 +165,79 @@ class Zygote:
         os._exit(0)
 
 
+def engine_package() -> str:
+    """The folder of the engine this process imports (and its workers inherit)."""
+    import autograder
+
+    return os.path.dirname(os.path.realpath(autograder.__file__))
+
+
+def secrets(given: list[str]) -> list[str]:
+    """What no worker may read: the grader's list (``given``: the graded project's and its
+    engine's ``solutions/`` and ``tests/``, the batch's output and submissions) and this
+    process's own (``secret_paths.secret_list``): the engine the workers import may be
+    another copy than the grader's, with its own reference and tests beside it."""
+    from autograder.sandbox.secret_paths import secret_list
+
+    return sorted({*given, *secret_list()})
+
+
+def _below(top: str, budget: list[int]) -> list[str]:
+    """``top`` and what lies below it, breadth first, links not followed, at most ``budget[0]`` paths."""
+    from collections import deque
+
+    out, queue = [], deque([top])
+    while queue and budget[0] > 0:
+        path = queue.popleft()
+        out.append(path)
+        budget[0] -= 1
+        try:
+            with os.scandir(path) as it:
+                for e in it:
+                    if e.is_symlink():
+                        continue
+                    queue.append(e.path) if e.is_dir(follow_symlinks=False) else out.append(e.path)
+        except OSError:
+            continue  # a file, or unreadable even to root: nothing below to ask about
+    return out
+
+
+def exposed(layers, secret: list[str], engine: list[str]) -> tuple[list[str], list[str]]:
+    """(the ``secret`` folders an unprivileged uid can read or change anything of, the
+    ``engine`` folders it can change anything of), as the kernel answers a child that
+    dropped to such a uid, as a worker does: modes, owners, groups and ACLs all count,
+    for each folder and what lies below it (at most MAX_PROBED paths).  A probe that
+    gives no answer counts as everything reachable."""
+    budget = [MAX_PROBED]
+    asked = [(top, p, True) for top in secret if os.path.lexists(top) for p in _below(top, budget)]
+    asked += [(top, p, False) for top in engine for p in _below(top, budget)]
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the probe: as unprivileged as a worker, asking only
+        code = 1
+        try:
+            os.close(r)
+            layers.drop_uid(layers.UID_BASE + PROBE_UID_OFFSET)
+            found = sorted({(top, reads) for top, p, reads in asked
+                            if (reads and os.access(p, os.R_OK)) or os.access(p, os.W_OK)})
+            with os.fdopen(w, "w") as f:
+                json.dump(found, f)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r) as f:
+        text = f.read()
+    _pid, status = os.waitpid(pid, 0)
+    try:
+        found = json.loads(text) if os.waitstatus_to_exitcode(status) == 0 else None
+    except ValueError:
+        found = None
+    if found is None:  # fail closed
+        found = [[top, True] for top in secret if os.path.lexists(top)] + [[top, False] for top in engine]
+    return sorted({t for t, reads in found if reads}), sorted({t for t, reads in found if not reads})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--socket", required=True)
@@ -176,7 +255,7 @@ def main() -> None:
     except OSError as exc:  # half a root is no root: stop, and say why (the grader shows this line)
         print(f"error: could not build the workers' root: {exc}", flush=True)
         os._exit(1)
-    z.check_secrets(json.loads(args.secrets))
+    z.check_secrets(secrets(json.loads(args.secrets)))
     signal.signal(signal.SIGTERM, z.shutdown)
     signal.signal(signal.SIGINT, z.shutdown)
     print("ready", flush=True)

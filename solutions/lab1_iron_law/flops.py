@@ -272,13 +272,15 @@ def measure_peak_flop_per_s(n: int = 512, repeats: int = 10, device: dict | None
     Everything goes through lab1_device.open_device(device): None is this
     CPU (float32 torch tensors, time.perf_counter), a dict a simulated
     device (see lab1_device.py).  Make two (n, n) operands with the
-    device's randn and run one untimed warm-up product.  Then time
-    `repeats` products one at a time: device.clock() just before and just
-    after each single device.matmul(X, W).  Return the highest rate,
-    2*n**3 / (fastest time): the BEST of the repeats, not their mean or
-    median.  Uses whatever torch thread setting is in effect; do not change
-    it.  Time: every call has the lab's 10 s limit; the defaults take well
-    under a second on a CPU core.
+    device's randn (before any timing: randn takes time on a device too)
+    and run one untimed warm-up product.  Then time `repeats` products
+    one at a time: device.clock() just before and just after each single
+    device.matmul(X, W).  Return the highest rate, 2*n**3 / (fastest
+    time): the BEST of the repeats, not their mean or median.  Uses
+    whatever torch thread setting is in effect: never call
+    torch.set_num_threads, here or anywhere in this file (a simulated
+    device raises ThreadSettingError).  Time: every call has the lab's
+    10 s limit; the defaults take well under a second on a CPU core.
 
     Returns:
         float FLOP/s.
@@ -289,7 +291,9 @@ def measure_peak_flop_per_s(n: int = 512, repeats: int = 10, device: dict | None
     riêng từng tích trong `repeats` tích bằng device.clock() ngay trước và
     ngay sau mỗi device.matmul(X, W); trả về tốc độ cao nhất 2*n**3 / (thời
     gian nhanh nhất), float FLOP/s (lấy lần TỐT NHẤT, không lấy trung bình hay
-    trung vị).  Không đổi thiết lập luồng của torch.  Mỗi lần gọi có giới hạn 10 s.
+    trung vị).  Tạo toán hạng trước khi bấm giờ (randn cũng tốn thời gian).
+    Không bao giờ gọi torch.set_num_threads (thiết bị mô phỏng báo
+    ThreadSettingError).  Mỗi lần gọi có giới hạn 10 s.
     """
     ### BEGIN SOLUTION
     dev = lab1_device.open_device(device)
@@ -308,15 +312,22 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
     CPU, a dict a simulated device (see lab1_device.py).  For each b in
     batch_sizes (distinct ints): X is a (b, d_in) operand, and one
     (d_in, d_out) operand W serves every batch size, all made with the
-    device's randn.  First run every product once, untimed (warm-up: one
-    per batch size).  Then run `repeats` rounds; each round times one
-    product at every batch size, in the given order: device.clock() just
-    before and just after each single device.matmul(X, W).  (Rounds
-    interleave the batch sizes, so that a slow moment on a shared machine
-    hits all of them alike.)  The reported time of a batch size is the
-    MEDIAN of its `repeats` times, as statistics.median gives it (for an
-    even number of repeats, the mean of the two middle times).  Do not
-    change torch's thread setting.
+    device's randn before any timing (randn takes time on a device too:
+    never between the two clock reads).  First run every product once,
+    untimed (warm-up: one per batch size).  Then run `repeats` rounds;
+    each round times one product at every batch size, in the given order:
+    device.clock() just before and just after each single
+    device.matmul(X, W).  (Rounds interleave the batch sizes, so that a
+    slow moment on a shared machine hits all of them alike, and so that no
+    timed product runs right after one of its own shape: that one would
+    find warm caches, which a layer between other work never does.  A
+    simulated device models this: see lab1_device.py.  All repeats of one
+    batch size, then all of the next, measure something else.)  The
+    reported time of a batch size is the MEDIAN of its `repeats` times, as
+    statistics.median gives it (for an even number of repeats, the mean of
+    the two middle times).  Never call torch.set_num_threads, here or
+    anywhere in this file, not even to set it back (a simulated device
+    raises ThreadSettingError).
 
     Peak: peak_flop_per_s if it is given (a stated peak).  Otherwise the best
     rate this call has seen: the larger of measure_peak_flop_per_s(device=device)
@@ -338,12 +349,14 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
         Every list has one entry per batch size, in the given order.
 
     Tóm tắt (tiếng Việt): mọi việc đi qua lab1_device.open_device(device).
-    Với mỗi b (các giá trị khác nhau), đo X (b, d_in) @ W (d_in, d_out): mỗi
-    tích khởi động một lần không bấm giờ, rồi `repeats` vòng xen kẽ các batch,
-    bấm giờ từng tích bằng device.clock(); lấy TRUNG VỊ (statistics.median:
-    với số lần lặp chẵn là trung bình của hai giá trị giữa).  Đỉnh là
-    peak_flop_per_s nếu có, nếu không là max(measure_peak_flop_per_s(device=device),
-    tốc độ cao nhất của các batch).  Không đổi thiết lập luồng của torch.
+    Với mỗi b (các giá trị khác nhau), đo X (b, d_in) @ W (d_in, d_out), tạo
+    mọi toán hạng trước khi bấm giờ: mỗi tích khởi động một lần không bấm giờ,
+    rồi `repeats` vòng, mỗi vòng một tích của mỗi batch theo thứ tự đã cho
+    (xen kẽ, không đo hết các lần của một batch liền nhau), bấm giờ từng tích
+    bằng device.clock(); lấy TRUNG VỊ (statistics.median: với số lần lặp chẵn
+    là trung bình của hai giá trị giữa).  Đỉnh là peak_flop_per_s nếu có,
+    nếu không là max(measure_peak_flop_per_s(device=device), tốc độ cao nhất
+    của các batch).  Không bao giờ gọi torch.set_num_threads.
     Mỗi lần gọi có giới hạn 10 s.  Trả về dict với đúng các khoá ở trên
     (flops là int chính xác; mỗi list một phần tử cho mỗi batch).
     """

@@ -93,16 +93,25 @@ def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
     2. ``register_forward_hook`` on every **leaf** module (a module with no
        children; each module once, even if it appears twice in the tree):
        - ``"module_output_bytes"``: the sum of ``numel() * element_size()``
-         over every tensor each leaf module returns, once per call.
+         over every tensor each leaf module returns, once per call.  A
+         module the forward pass calls several times (one block shared by
+         every layer: ``lab3_models``' ``"shared_blocks"``) counts its
+         output at every call, as its one hook fires at every call.
 
     Returns ``{"saved_bytes": int, "saved_tensors": int,
     "parameter_saves": int, "module_output_bytes": int}``.
-    Remove your hooks before returning.
+    Remove every hook before returning (``handle.remove()``, also when the
+    forward pass raises): the grader calls this function many times in one
+    process, and a hook left installed (a global module hook, say) would
+    fire again in later calls.
 
     Tóm tắt (tiếng Việt): chạy ``forward_loss`` một lần với hai loại hook.
     ``saved_tensors_hooks``: số lần ``pack``, số lần lưu tham số, và byte của
     các storage **khác nhau** không phải tham số (giá trị kích hoạt); forward
-    hook trên mọi module lá: tổng byte đầu ra.  Gỡ hook trước khi trả về.
+    hook trên mọi module lá (mỗi module một hook): tổng byte đầu ra, tính ở
+    **mỗi lần gọi** (một khối dùng chung cho mọi lớp được tính mỗi lần nó
+    chạy).  Gỡ mọi hook trước khi trả về: bộ chấm gọi hàm này nhiều lần
+    trong cùng một tiến trình, và hook còn sót sẽ chạy lại ở các lần sau.
     """
     ### BEGIN SOLUTION
     model = build_model(config)

@@ -19,13 +19,16 @@ Conventions:
   * Bytes are counted as elements × itemsize of the buffers' dtype: the
     nbytes of every message's data.
   * GB means 10**9 bytes; link bandwidths are in GB/s.
+  * No function changes its arguments in place (the grader fails a call
+    that does): ring_receive returns a new buffer.
 
 Tóm tắt (tiếng Việt): AllReduce vòng chia bộ đệm của mỗi rank thành N mảnh, chạy N−1
 bước reduce-scatter rồi N−1 bước all-gather; mỗi rank gửi 2(N−1)/N × M byte. Bạn viết việc
 một rank làm ở một bước (ring_send, ring_receive); lab4_sim.run_ring mô phỏng N rank trên một
 mạng chỉ cho rank r gửi tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Kết quả là TỔNG
 theo phần tử (không phải trung bình); byte = số phần tử × itemsize; GB = 10**9 byte, băng
-thông tính bằng GB/s.
+thông tính bằng GB/s. Không hàm nào được sửa tại chỗ các đối số của nó (bộ chấm đánh trượt lời
+gọi làm vậy): ring_receive trả về một bộ đệm mới.
 """
 
 from __future__ import annotations
@@ -141,6 +144,14 @@ def ring_receive(*, rank: int, N: int, step: int, buffer: np.ndarray, messages: 
     After the last step every rank holds the element-wise SUM of all ranks'
     buffers (not the mean), bit-identical on every rank.
 
+    Work on a copy (``buffer.copy()``) and return it; do not change
+    ``buffer`` or a message's data in place. Each call gets its own copies
+    (the simulation copies every buffer it passes and every message on the
+    wire), so no other rank would see such a change, but the grader fails
+    a call that changes an argument it was given: a function that
+    overwrites its caller's data is a bug wherever the caller still needs
+    it.
+
     Returns:
         1-D array: the rank's new buffer, the same length and dtype as
         ``buffer``.
@@ -148,7 +159,8 @@ def ring_receive(*, rank: int, N: int, step: int, buffer: np.ndarray, messages: 
     Tóm tắt (tiếng Việt): trả về bộ đệm mới của rank (cùng độ dài và dtype) sau khi nhận
     các thông điệp {"from", "chunk", "data"} của bước này: cộng vào mảnh tương ứng ở
     reduce-scatter (step < N − 1), ghi đè ở all-gather; sau bước cuối mọi rank giữ TỔNG theo
-    phần tử của mọi bộ đệm.
+    phần tử của mọi bộ đệm. Làm việc trên một bản sao (buffer.copy()) và trả về nó; không sửa
+    tại chỗ buffer hay dữ liệu của thông điệp: bộ chấm đánh trượt lời gọi sửa đối số của nó.
     """
     ### BEGIN SOLUTION
     out = buffer.copy()

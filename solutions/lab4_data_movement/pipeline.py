@@ -139,8 +139,8 @@ def pipeline_step(*, stage_times_s: dict[str, float], overlap: bool) -> dict:
 
 
 def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per_core: float = 500_000.0,
-                  workers: int = 8, bytes_per_token: int = 8, pcie_GBps: float = 15.75,
-                  forward_s: float = 0.080) -> dict:
+                  workers: int = 8,
+                  bytes_per_token: int = 8, pcie_GBps: float = 15.75, forward_s: float = 0.080) -> dict:
     """The chapter's GPT-2 pipeline: tokenize on the CPU, copy over PCIe, run the forward pass.
 
     With the defaults: 32 × 1024 = 32,768 tokens per batch; tokenizing takes
@@ -224,12 +224,16 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
     prefetch=True: one background ``threading.Thread`` (not a process)
         loads the items in order and puts each into a
         ``queue.Queue(maxsize=queue_size)`` right after loading it; the
-        calling thread takes items from the queue and computes them. The
-        thread is finished (joined) before the function returns.
+        calling thread takes items from the queue and computes them. Join
+        the thread (``thread.join()``) before calling ``rec.report()``.
 
     The grader judges only the recorded events, never a timing threshold:
       * every item loaded once and computed once, in order, each compute
-        after its own load, with the kind and amounts asked for;
+        after its own load, with the kind and amounts asked for (every
+        ``rec.load`` call is recorded, also one whose item is then dropped:
+        never load an item again in the calling thread);
+      * the loader thread joined when ``rec.report()`` runs (the report
+        lists the threads that did recorded work and were not joined);
       * prefetch=False: everything in the calling thread, and no item
         loaded while the previous one is being computed;
       * prefetch=True: loads in one other thread of the same process,
@@ -243,15 +247,17 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
 
     Returns:
         ``rec.report()``: a dict with the keys "pid" and "thread" (of the
-        calling thread) and "events" (every load and compute event; see
-        lab4_sim.Recorder).
+        calling thread), "events" (every load and compute event; see
+        lab4_sim.Recorder) and "unjoined" (threads not joined yet: empty).
 
     Tóm tắt (tiếng Việt): tạo một lab4_sim.Recorder() ở đầu lời gọi; nạp mỗi phần tử đúng
     một lần theo thứ tự bằng rec.load(i, ...) và tính nó đúng một lần, theo cùng thứ tự, trong
     luồng gọi hàm bằng rec.compute(item, ...); tuần tự, hoặc với một luồng nền threading.Thread
     (không phải tiến trình) nạp trước vào queue.Queue(maxsize=queue_size), được join trước khi
-    trả về. Bộ chấm chỉ xét các sự kiện đã ghi (chồng lấp, giới hạn hàng đợi, luồng và tiến
-    trình), không xét ngưỡng thời gian; mỗi lần gọi có giới hạn 20 s. Trả về rec.report().
+    gọi rec.report(). Mọi lần gọi rec.load đều được ghi, kể cả khi phần tử bị bỏ đi: đừng nạp lại
+    phần tử trong luồng gọi hàm. Bộ chấm chỉ xét các sự kiện đã ghi (chồng lấp, giới hạn hàng
+    đợi, luồng và tiến trình, luồng chưa join), không xét ngưỡng thời gian; mỗi lần gọi có giới
+    hạn 20 s. Trả về rec.report().
     """
     ### BEGIN SOLUTION
     assert kind in ("sleep", "python_cpu"), f"unknown kind {kind!r}"

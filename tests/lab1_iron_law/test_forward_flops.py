@@ -7,6 +7,7 @@ import pytest
 
 from autograder.core.i18n import N_, _
 from autograder.labkit.assertions import assert_fields, assert_keys, assert_scalar
+from autograder.labkit.messages import fixed_case
 
 pytestmark = pytest.mark.question("forward_flops")
 
@@ -22,14 +23,19 @@ def random_config(rng) -> dict:
     return dict(B=int(rng.integers(1, 9)), S=int(rng.integers(1, 600)), d=h * int(rng.choice([8, 16, 24, 64])), h=h)
 
 
+EMPTY = {(0, 5, 7): N_("an empty product, m = 0"), (3, 0, 4): N_("an empty product, k = 0"),
+         (6, 2, 0): N_("an empty product, n = 0")}
+
+
 def test_matmul_flops_is_two_per_multiply_accumulate(student, rng, exact_ints):
     shapes = [tuple(int(v) for v in rng.integers(1, 700, size=3)) for _trial in range(6)]
-    shapes += [(0, 5, 7), (3, 0, 4), (6, 2, 0)]  # an empty product costs nothing
-    for m, k, n in shapes:
-        got = student.matmul_flops(m=m, k=k, n=n)
-        case = f"({m}, {k}) @ ({k}, {n})"
-        exact_ints(got, what="matmul_flops", case=case)
-        assert_scalar(got, 2 * m * k * n, what="matmul_flops", case=case, rtol=1e-12)
+    cases = [(shape, _("random product {i} of 6").format(i=i)) for i, shape in enumerate(shapes, start=1)]
+    cases += [(shape, _(label)) for shape, label in EMPTY.items()]  # an empty product costs nothing
+    for (m, k, n), case in cases:
+        with fixed_case((m, k, n) in EMPTY):  # the same on every submission: no direction
+            got = student.matmul_flops(m=m, k=k, n=n)
+            exact_ints(got, what="matmul_flops", case=case)
+            assert_scalar(got, 2 * m * k * n, what="matmul_flops", case=case, rtol=1e-12)
 
 
 def test_gpt2_xl_layer_reproduces_chapter(student, reference, exact_ints):
@@ -44,9 +50,9 @@ def test_gpt2_xl_layer_reproduces_chapter(student, reference, exact_ints):
 
 
 def test_random_configs_match_reference(student, reference, rng, exact_ints):
-    for _trial in range(8):
+    for trial in range(1, 9):
         cfg = random_config(rng)
-        case = ", ".join(f"{k}={v}" for k, v in cfg.items())
+        case = _("random config {trial} of 8").format(trial=trial)  # never its drawn B, S, d, h
         got = student.layer_matmul_flops(**cfg)
         assert_keys(got, KEYS, what="layer_matmul_flops", case=case)
         exact_ints(got, what="layer_matmul_flops", case=case)

@@ -12,6 +12,7 @@ import torch
 
 from autograder.core.i18n import N_, _
 from autograder.labkit.assertions import assert_close, assert_keys, assert_scalar
+from autograder.labkit.messages import fixed_case
 
 NOISE_KEYS = ("std", "slope", "intercept")
 
@@ -81,8 +82,9 @@ def test_schedule_worked_points(student):
 def test_schedule_many_steps_match_reference(student, reference, rng):
     """Every 97th step of GPT-2 XL's run and beyond, then seeded random schedules."""
     steps = np.arange(0, 52_000, 97)
-    assert_close(student.lr_schedule(steps=steps), reference.lr_schedule(steps=steps),
-                 what=_("learning rate"), case=_("GPT-2 XL defaults, every 97th step up to 52,000"), rtol=1e-9, atol=1e-15)
+    with fixed_case():  # issue 27: the same on every submission, so no direction
+        assert_close(student.lr_schedule(steps=steps), reference.lr_schedule(steps=steps), what=_("learning rate"),
+                     case=_("GPT-2 XL defaults, every 97th step up to 52,000"), rtol=1e-9, atol=1e-15)
     for draw in range(1, 4):
         warmup = int(rng.integers(1, 100))
         kw = dict(peak_lr=float(10 ** rng.uniform(-5, -2)), warmup_steps=warmup,
@@ -115,6 +117,7 @@ def test_clip_grad_norm_matches_torch(student, rng):
                          rtol=1e-9, atol=1e-15)
     # worked number: a gradient of norm 5 clipped to norm 1 is scaled by 1/(5 + 1e-6)
     got = student.clip_grad_norm(grads=[np.array([3.0, 4.0])], max_norm=1.0)
-    assert_close(got["grads"][0], np.array([3.0, 4.0]) / (5.0 + 1e-6), what=_("clipped gradient"), case="[3, 4], max_norm 1",
-                 rtol=1e-12)
-    assert_scalar(got["total_norm"], 5.0, what="total_norm", case="[3, 4], max_norm 1", rtol=1e-12)
+    with fixed_case():  # issue 27: the same on every submission, so no direction
+        assert_close(got["grads"][0], np.array([3.0, 4.0]) / (5.0 + 1e-6), what=_("clipped gradient"),
+                     case="[3, 4], max_norm 1", rtol=1e-12)
+        assert_scalar(got["total_norm"], 5.0, what="total_norm", case="[3, 4], max_norm 1", rtol=1e-12)

@@ -11,6 +11,7 @@ import torch
 
 from autograder.core.i18n import _
 from autograder.labkit.assertions import assert_equal, assert_keys, assert_scalar
+from autograder.labkit.messages import fixed_case
 
 FOOTPRINT_KEYS = ("param_elements", "param_bytes", "state_elements", "state_bytes", "state_keys", "multiple")
 RULE_MULTIPLE = {"sgd": 1, "momentum": 2, "rmsprop": 2, "adam": 3}  # docs/chapter.md, Lab 2
@@ -84,8 +85,10 @@ def test_footprint_options_and_dtype(student, models, rng):
         config = {**models.DEFAULT_CONFIG, **overrides}
         want = torch_footprint(models, config, optimizer, hparams)
         got = student.optimizer_state_footprint(config=config, optimizer=optimizer, hparams=hparams)
-        # named by the options and settings that change, not their values
-        check_footprint(got, want, case=_("{optimizer}, options {options}, config changes {changes}").format(
+        # named by the options and settings that change, not their values; issue 27: a case without a drawn
+        # d_hidden is the same on every submission, so no direction
+        with fixed_case("d_hidden" not in overrides):
+            check_footprint(got, want, case=_("{optimizer}, options {options}, config changes {changes}").format(
             optimizer=optimizer, options=", ".join(hparams) or "-", changes=", ".join(overrides) or "-"))
 
 
@@ -93,17 +96,18 @@ def test_footprint_options_and_dtype(student, models, rng):
 def test_memory_rule_worked_numbers(student, reference, rng):
     """The chapter's numbers (Adam, 100M FP32: 800 MB of state) and seeded random sizes."""
     got = student.optimizer_memory(num_params=100_000_000, optimizer="adam", bytes_per_value=4)
-    assert_keys(got, ("param_bytes", "state_bytes", "total_bytes", "multiple"), what="optimizer_memory",
-                case=_("Adam, 100M params, FP32"))
-    assert_scalar(got["state_bytes"], 800e6, what=_("Adam state bytes"), case=_("100M params, FP32"), rtol=0)
-    assert_scalar(got["total_bytes"], 1.2e9, what=_("Adam total bytes"), case=_("100M params, FP32"), rtol=0)
-    for optimizer, multiple in RULE_MULTIPLE.items():
-        got = student.optimizer_memory(num_params=1000, optimizer=optimizer, bytes_per_value=4)
-        assert_scalar(got["multiple"], multiple, what=_("memory multiple"), case=optimizer, rtol=0)
+    with fixed_case():  # issue 27: the chapter's numbers and the rule, the same on every submission: no direction
+        assert_keys(got, ("param_bytes", "state_bytes", "total_bytes", "multiple"), what="optimizer_memory",
+                    case=_("Adam, 100M params, FP32"))
+        assert_scalar(got["state_bytes"], 800e6, what=_("Adam state bytes"), case=_("100M params, FP32"), rtol=0)
+        assert_scalar(got["total_bytes"], 1.2e9, what=_("Adam total bytes"), case=_("100M params, FP32"), rtol=0)
+        for optimizer, multiple in RULE_MULTIPLE.items():
+            got = student.optimizer_memory(num_params=1000, optimizer=optimizer, bytes_per_value=4)
+            assert_scalar(got["multiple"], multiple, what=_("memory multiple"), case=optimizer, rtol=0)
     for optimizer in RULE_MULTIPLE:
         n, nbytes = int(rng.integers(1, 10**9)), int(rng.choice([2, 4, 8]))
         want = reference.optimizer_memory(num_params=n, optimizer=optimizer, bytes_per_value=nbytes)
         got = student.optimizer_memory(num_params=n, optimizer=optimizer, bytes_per_value=nbytes)
         for key, value in want.items():
-            check_count(got[key], value, what=key,
-                        case=_("{optimizer}, {n} params, {nbytes} bytes each").format(optimizer=optimizer, n=n, nbytes=nbytes))
+            check_count(got[key], value, what=key,  # issue 27: never the drawn size or bytes
+                        case=_("{optimizer}, a random number of parameters and bytes each").format(optimizer=optimizer))

@@ -17,8 +17,7 @@ import pytest
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from autograder.labkit import messages as M
-from autograder.core.i18n import _
+from autograder.core.i18n import N_, _
 from autograder.labkit.assertions import assert_equal, assert_int, assert_scalar
 from autograder.labkit.batch_cache import batch_constant
 from autograder.labkit.support import trusted_support
@@ -44,26 +43,46 @@ def assert_exact_int(actual, expected: int, *, what: str, case: str = "") -> Non
     assert_scalar(actual, expected, what=what, case=case, rtol=0.0)
 
 
-def describe(cfg: dict, **extra) -> str:
-    """A short case string by label and sizes: 'gpt d=32 L=2 a=4 S=16 tied, B=4'.
+# an extra a test drew from its rng: named by what it is, never by its value (docs/feedback.md)
+DRAWN_WORDS = {"B": N_("a random batch size"), "optimizer": N_("a random optimizer")}
 
-    Never the values a test draws (its seed, an init std): a case is named,
-    not replayed (docs/feedback.md)."""
-    if cfg["kind"] == "gpt":
+
+def is_drawn(cfg: dict) -> bool:
+    """A config made by random_gpt/random_mlp (which give each a seed): its inputs follow the submission."""
+    return "seed" in cfg
+
+
+def describe(cfg: dict, *, drawn=(), **extra) -> str:
+    """A short case string: 'gpt d=32 L=2 a=4 S=16 tied, B=4', 'a random MLP, relu, a random batch size'.
+
+    A fixed config is named by its sizes (the same for everyone); a drawn one
+    (:func:`is_drawn`) only by what the test chose for it (a dtype, frozen
+    parts, an activation, all weights 0, shared blocks), never by a value it
+    drew: not a size, a seed or whether it ties its weights. An ``extra``
+    named in ``drawn`` ("B", "optimizer") says only that it is random
+    (docs/feedback.md, "Labels, not arguments")."""
+    gpt = cfg["kind"] == "gpt"
+    if is_drawn(cfg):
+        s = _("a random GPT") if gpt else _("a random MLP")
+    elif gpt:
         tied = _("tied") if cfg.get("tie_weights", True) else _("untied")
         s = f"gpt d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 2)} a={cfg.get('n_heads', 4)} " \
             f"S={cfg.get('seq_len', 16)} {tied}"
     else:
         s = f"mlp d={cfg.get('d_model', 32)} L={cfg.get('n_layers', 4)}"
-        if cfg.get("act", "gelu") != "gelu":
-            s += f" {cfg['act']}"
-        if cfg.get("init_std") == 0:
-            s += " " + _("all weights 0")
+    chosen = []  # what the test chose, whether it drew the rest or not
+    if not gpt and cfg.get("act", "gelu") != "gelu":
+        chosen.append(cfg["act"])
+    if not gpt and cfg.get("init_std") == 0:
+        chosen.append(_("all weights 0"))
+    if cfg.get("shared_blocks"):
+        chosen.append(_("one block shared by every layer"))
     if cfg.get("dtype", "float32") != "float32":
-        s += f" {cfg['dtype']}"
+        chosen.append(cfg["dtype"])
     if cfg.get("frozen"):
-        s += f" frozen={cfg['frozen']}"
-    return ", ".join([s] + [f"{k}={v}" for k, v in extra.items()])
+        chosen.append(f"frozen={cfg['frozen']}")
+    s = (", " if is_drawn(cfg) else " ").join([s, *chosen])
+    return ", ".join([s] + [_(DRAWN_WORDS[k]) if k in drawn else f"{k}={v}" for k, v in extra.items()])
 
 
 # -- random configurations ----------------------------------------------------------------
@@ -213,5 +232,5 @@ def lab3(lab):
     torch.set_num_threads(1)
     yield SimpleNamespace(models=models, truth=make_truth(models), assert_exact_int=assert_exact_int,
                            assert_int_type=assert_int,
-                           describe=describe, random_gpt=random_gpt, random_mlp=random_mlp)
+                           describe=describe, is_drawn=is_drawn, random_gpt=random_gpt, random_mlp=random_mlp)
     torch.set_num_threads(threads)

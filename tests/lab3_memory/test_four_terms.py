@@ -5,6 +5,7 @@ import pytest
 
 from autograder.core.i18n import _
 from autograder.labkit.assertions import assert_keys
+from autograder.labkit.messages import fixed_case
 
 pytestmark = pytest.mark.question("four_terms")
 
@@ -22,7 +23,9 @@ def test_weights_count_each_parameter_once(student, lab3, rng):
         got = student.measure_four_terms(config=cfg, batch_size=2, optimizer=ADAM)
         assert_keys(got, KEYS, what=_("measure_four_terms result"), case=case)
         want = lab3.truth.four_terms(cfg, 2, ADAM)
-        lab3.assert_exact_int(got["weights"], want["weights"], what=_("weight bytes (each parameter once)"), case=case)
+        with fixed_case(not lab3.is_drawn(cfg)):  # issue 27: a fixed config, no direction
+            lab3.assert_exact_int(got["weights"], want["weights"], what=_("weight bytes (each parameter once)"),
+                                  case=case)
 
 
 def test_gradients_only_for_trainable_parameters(student, lab3, rng):
@@ -33,7 +36,9 @@ def test_gradients_only_for_trainable_parameters(student, lab3, rng):
         case = lab3.describe(cfg, B=3)
         got = student.measure_four_terms(config=cfg, batch_size=3, optimizer=ADAM)
         want = lab3.truth.four_terms(cfg, 3, ADAM)
-        lab3.assert_exact_int(got["gradients"], want["gradients"], what=_("gradient bytes after backward"), case=case)
+        with fixed_case(not lab3.is_drawn(cfg)):  # issue 27: a fixed config, no direction
+            lab3.assert_exact_int(got["gradients"], want["gradients"], what=_("gradient bytes after backward"),
+                                  case=case)
 
 
 def test_optimizer_state_matches_torch_optim(student, lab3, rng):
@@ -47,15 +52,16 @@ def test_optimizer_state_matches_torch_optim(student, lab3, rng):
         case = lab3.describe(cfg, B=2, optimizer=opt["name"])
         got = student.measure_four_terms(config=cfg, batch_size=2, optimizer=opt)
         want = lab3.truth.four_terms(cfg, 2, opt)
-        lab3.assert_exact_int(got["optimizer_state"], want["optimizer_state"],
-                          what=_("optimizer state bytes after one step (without 'step')"), case=case)
+        with fixed_case(not lab3.is_drawn(cfg)):  # issue 27: a fixed config, no direction
+            lab3.assert_exact_int(got["optimizer_state"], want["optimizer_state"],
+                                  what=_("optimizer state bytes after one step (without 'step')"), case=case)
 
 
 def test_activations_are_saved_tensor_bytes(student, lab3, rng):
     configs = [{"kind": "gpt"}, lab3.random_gpt(rng), lab3.random_mlp(rng)]
     for cfg in configs:
         B = int(rng.integers(1, 5))
-        case = lab3.describe(cfg, B=B)
+        case = lab3.describe(cfg, B=B, drawn=("B",))
         got = student.measure_four_terms(config=cfg, batch_size=B, optimizer=ADAM)
         want = lab3.truth.four_terms(cfg, B, ADAM)
         lab3.assert_exact_int(got["activations"], want["activations"],
@@ -67,7 +73,7 @@ def test_four_terms_random_configs_match_reference(student, reference, lab3, rng
     for cfg in (lab3.random_gpt(rng), lab3.random_mlp(rng, dtype="bfloat16")):
         opt = {"name": str(rng.choice(opts)), "lr": 1e-3}
         B = int(rng.integers(1, 5))
-        case = lab3.describe(cfg, B=B, optimizer=opt["name"])
+        case = lab3.describe(cfg, B=B, optimizer=opt["name"], drawn=("B", "optimizer"))
         got = student.measure_four_terms(config=cfg, batch_size=B, optimizer=opt)
         want = reference.measure_four_terms(config=cfg, batch_size=B, optimizer=opt)
         assert_keys(got, KEYS, what=_("measure_four_terms result"), case=case)

@@ -81,13 +81,14 @@ def test_fp16_underflow_matches_real_gradients(student, lab3, rng):
                (lab3.random_gpt(rng, tie_weights=False, vocab=64), int(rng.integers(1, 3))),
                (lab3.random_mlp(rng, act="relu"), int(rng.integers(1, 5)))]
     for cfg, B in configs:
-        case = lab3.describe(cfg, B=B, loss_scale=1)
+        case = lab3.describe(cfg, B=B, loss_scale=1, drawn=("B",))
         got = student.fp16_gradient_underflow(config=cfg, batch_size=B, loss_scale=1.0)
         _check_underflow(lab3, got, lab3.truth.underflow(cfg, B, 1.0), case)
     # loss_scale defaults to 1
     cfg, B = configs[-1]
     got = student.fp16_gradient_underflow(config=cfg, batch_size=B)
-    _check_underflow(lab3, got, lab3.truth.underflow(cfg, B, 1.0), lab3.describe(cfg, B=B) + _(", default loss_scale"))
+    _check_underflow(lab3, got, lab3.truth.underflow(cfg, B, 1.0),
+                     lab3.describe(cfg, B=B, drawn=("B",)) + _(", default loss_scale"))
     # every weight 0: only the output bias gets a gradient; nothing at all once the output layer is frozen
     cfg, B = _all_zero_mlp(lab3, rng)
     for c in (cfg, {**cfg, "frozen": ["out"]}):
@@ -103,7 +104,7 @@ def _all_zero_mlp(lab3, rng):
 
 
 def _check_exact(lab3, student, cfg, B, scale, label):
-    case = lab3.describe(cfg, B=B, loss_scale=label)
+    case = lab3.describe(cfg, B=B, loss_scale=label, drawn=("B",))  # B from _all_zero_mlp
     got = student.fp16_gradient_underflow(config=cfg, batch_size=B, loss_scale=scale)
     want = lab3.truth.underflow(cfg, B, scale)
     _check_underflow(lab3, got, want, case)

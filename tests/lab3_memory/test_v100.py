@@ -62,8 +62,8 @@ def test_walkthrough_random_models_match_reference(student, reference, rng):
         kw = dict(n_params=int(rng.integers(10**8, 2 * 10**10)), n_layers=int(rng.integers(6, 97)), s=int(rng.choice([512, 1024, 2048])),
                   b=int(rng.integers(1, 17)), h=a * int(rng.choice([64, 128])), a=a,
                   checkpoint_every=int(rng.integers(1, 9)), capacity_bytes=float(rng.uniform(1e10, 2e11)))
-        case = _("random model {trial} of 4, {n_layers} layers, checkpoint every {k}").format(
-            trial=trial, n_layers=kw["n_layers"], k=kw["checkpoint_every"])
+        # named by number, never by a drawn size (docs/feedback.md)
+        case = _("random model {trial} of 4").format(trial=trial)
         got, want = student.v100_walkthrough(**kw), reference.v100_walkthrough(**kw)
         _check_shape(got, case)
         for step in STEPS:

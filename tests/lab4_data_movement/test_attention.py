@@ -14,6 +14,7 @@ from autograder.labkit.assertions import assert_close, assert_equal, assert_keys
 pytestmark = pytest.mark.question("tiled_attention")
 
 UNMEASURED = N_("{what}: could not be measured on this grading machine; please tell your instructor")
+NOT_Q_SHAPE = N_("{what}{case}: its shape is not q's shape")
 F64 = dict(rtol=1e-10, atol=1e-10)
 F32 = dict(rtol=1e-5, atol=1e-5)
 CHECKED_ROWS = 128  # of the memory test's outputs, checked against the definition
@@ -30,42 +31,66 @@ def softmax_attention(q, k, v, causal=False):
     return (w / w.sum(axis=-1, keepdims=True)) @ v
 
 
-# Scores beyond these overflow exp in each dtype (exp(88.8) > float32 max, exp(709.8) > float64 max).
+# Scores beyond these overflow exp in each dtype (exp(88.8) > float32 max, exp(709.8) > float64 max);
+# below minus these, exp underflows to exactly 0 (under half the smallest subnormal).
 OVERFLOW = {"float32": 88.8, "float64": 709.8}
+UNDERFLOW = {"float32": 104.0, "float64": 745.2}
+# What each kind of large scores says about a case (the case names the rows, never their values).
+LARGE_CASES = {
+    "positive": N_("{case}, scores large enough that exp overflows without subtracting the max"),
+    "negative": N_("{case}, rows whose scores are all negative, too negative for exp of a score to be nonzero"),
+    "rising": N_("{case}, later key blocks with scores far above the first block's (the running max must grow)"),
+}
 
 
 def qkv(rng, shape, dtype=np.float64, scale=1.0):
     return tuple((scale * rng.standard_normal(shape)).astype(dtype) for _tensor in range(3))
 
 
-def large_qkv(rng, shape, dtype):
-    """Inputs whose every score is far beyond exp's range, yet exactly representable.
+def large_qkv(rng, shape, dtype, offsets="positive", block_size=None):
+    """Inputs whose scores lie far outside exp's range, yet are exactly representable.
 
     d = 16, so 1/√d = 1/4 is exact; q and k hold multiples of 1/8 except a first column where q
-    has a large integer per row and k one large constant, which adds the same large offset to every
-    score of a row (offsets differ between rows). Softmax ignores such an offset, and every score
-    is exact in either dtype, so any stable implementation meets the usual tolerance; an exp of an
-    unshifted score gives inf, then NaN.
+    has a large integer per row and k a large constant, which adds a large offset to the scores of
+    a row (offsets differ between rows); the other columns add at most (d − 1)/4 either way. Every
+    score is exact in either dtype, so any stable implementation meets the usual tolerance.
+
+    ``offsets``:
+      * "positive": every score of a row shifted up by the offset. Softmax ignores it; exp of an
+        unshifted score gives inf, then NaN.
+      * "negative": shifted down, so every score of every row is below −UNDERFLOW. A running max
+        started at 0 instead of −∞ makes exp(s − 0) exactly 0 for the whole row: 0/0.
+      * "rising": keys from ``block_size`` on get the offset, the first key block none, so every
+        later block's scores exceed the first block's by more than OVERFLOW. Shifting every block
+        by the first block's max (never raising it) overflows.
     """
     *lead, S, d = shape
-    assert d == 16
+    assert d == 16 and offsets in LARGE_CASES
     name = np.dtype(dtype).name
-    low, high, big_k = {"float32": (12, 20, 32.0), "float64": (32, 48, 100.0)}[name]
+    low, high, big_k = {"float32": (14, 20, 32.0), "float64": (32, 48, 100.0)}[name]
     q, k = (rng.integers(-8, 9, size=shape) / 8.0 for _tensor in range(2))
-    q[..., 0] = rng.integers(low, high, size=(*lead, S), endpoint=True)
+    sign = -1 if offsets == "negative" else 1
+    q[..., 0] = sign * rng.integers(low, high, size=(*lead, S), endpoint=True)
     k[..., 0] = big_k
+    if offsets == "rising":
+        assert block_size is not None and block_size < S, "rising scores need a second key block"
+        k[..., :block_size, 0] = 0.0
     v = rng.standard_normal(shape)
-    assert low * big_k / 4 - (d - 1) / 4 > OVERFLOW[name]  # every score overflows unshifted
+    smallest, rest = low * big_k / 4, (d - 1) / 4  # the smallest offset; the most the other columns add
+    assert smallest - rest > OVERFLOW[name]  # positive: every score overflows unshifted
+    assert smallest - rest > UNDERFLOW[name]  # negative: every score underflows shifted by 0
+    assert smallest - 2 * rest > OVERFLOW[name]  # rising: later scores minus the first block's overflow
     return q.astype(dtype), k.astype(dtype), v.astype(dtype)
 
 
-def check_tiled(student, rng, shape, *, causal, block_size, dtype=np.float64, scale=1.0, large=False):
-    q, k, v = large_qkv(rng, shape, dtype) if large else qkv(rng, shape, dtype, scale)
+def check_tiled(student, rng, shape, *, causal, block_size, dtype=np.float64, scale=1.0, large=None):
+    """``large``: None for ordinary scores, else the kind of large scores (see large_qkv)."""
+    q, k, v = (large_qkv(rng, shape, dtype, large, block_size) if large else qkv(rng, shape, dtype, scale))
     got = student.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=block_size)
     case = _("shape {shape}, causal={causal}, block_size={block_size}, {dtype}").format(
         shape=shape, causal=causal, block_size=block_size, dtype=np.dtype(dtype).name)
     if large:
-        case = _("{case}, scores large enough that exp overflows without subtracting the max").format(case=case)
+        case = _(LARGE_CASES[large]).format(case=case)
     assert_equal(str(getattr(got, "dtype", type(got).__name__)), np.dtype(dtype).name,
                  what=_("dtype of tiled_attention's output (it must be q's dtype)"), case=case)
     assert_close(got, softmax_attention(q, k, v, causal), what=_("tiled_attention output"), case=case,
@@ -75,12 +100,13 @@ def check_tiled(student, rng, shape, *, causal, block_size, dtype=np.float64, sc
 def test_attention_score_bytes(student, rng):
     # Chapter: a 128×128 FP32 tile is 64 KiB (65,536 bytes), against 64 MiB for a full 4096² score matrix.
     got = student.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4)
-    assert_keys(got, ("full_bytes", "tile_bytes"), what="attention_score_bytes", case=_("S=4096, block 128, FP32"))
-    assert_scalar(got["full_bytes"], 64 * 2**20, what="full_bytes", case="S=4096, FP32", rtol=0)
-    assert_scalar(got["tile_bytes"], 64 * 2**10, what="tile_bytes", case=_("block 128, FP32"), rtol=0)
+    with M.fixed_case():  # issue 27: the same on every submission, so no direction
+        assert_keys(got, ("full_bytes", "tile_bytes"), what="attention_score_bytes", case=_("S=4096, block 128, FP32"))
+        assert_scalar(got["full_bytes"], 64 * 2**20, what="full_bytes", case="S=4096, FP32", rtol=0)
+        assert_scalar(got["tile_bytes"], 64 * 2**10, what="tile_bytes", case=_("block 128, FP32"), rtol=0)
     S, b, e = int(rng.integers(100, 9000)), int(rng.choice([32, 64, 256])), int(rng.choice([2, 8]))
     got = student.attention_score_bytes(S=S, block_size=b, bytes_per_element=e)
-    case = _("S={S}, block {b}, {e} bytes per element").format(S=S, b=b, e=e)
+    case = _("a random S, block size and number of bytes per element")  # never the drawn values
     assert_scalar(got["full_bytes"], S * S * e, what="full_bytes", case=case, rtol=0)
     assert_scalar(got["tile_bytes"], b * b * e, what="tile_bytes", case=case, rtol=0)
 
@@ -109,8 +135,13 @@ def test_tiled_matches_softmax_float64(student, rng):
         check_tiled(student, rng, (S, d), causal=False, block_size=B)
     # Large scores: without the running max, exp would overflow.
     check_tiled(student, rng, (80, 16), causal=False, block_size=16, scale=8.0)
-    check_tiled(student, rng, (70, 16), causal=False, block_size=16, large=True)
-    check_tiled(student, rng, (2, 45, 16), causal=True, block_size=16, large=True)
+    check_tiled(student, rng, (70, 16), causal=False, block_size=16, large="positive")
+    check_tiled(student, rng, (2, 45, 16), causal=True, block_size=16, large="positive")
+    # All-negative rows (a running max that starts at 0, not −∞, gives 0/0) and a later key block far
+    # above the first (a max taken from the first block only, never raised, overflows).
+    for large in ("negative", "rising"):
+        check_tiled(student, rng, (70, 16), causal=False, block_size=16, large=large)
+        check_tiled(student, rng, (2, 45, 16), causal=True, block_size=16, large=large)
 
 
 def test_tiled_causal(student, rng):
@@ -121,12 +152,18 @@ def test_tiled_causal(student, rng):
 def test_tiled_multiple_heads(student, reference, rng):
     for shape, causal, B in [((4, 64, 16), False, 16), ((3, 70, 8), True, 32), ((2, 3, 40, 8), True, 16)]:
         check_tiled(student, rng, shape, causal=causal, block_size=B)
-    # and against the reference on a random head count and length
+    # and against the reference on a random head count and length, never named in the feedback
     H, S = int(rng.integers(2, 6)), int(rng.integers(20, 120))
     q, k, v = qkv(rng, (H, S, 16))
-    case = _("shape {shape}, causal=True, block_size=24, float64").format(shape=(H, S, 16))
-    assert_close(student.tiled_attention(q=q, k=k, v=v, causal=True, block_size=24),
-                 reference.tiled_attention(q=q, k=k, v=v, causal=True, block_size=24),
+    case = _("a random number of heads and length, d=16, causal=True, block_size=24, float64")
+    got = student.tiled_attention(q=q, k=k, v=v, causal=True, block_size=24)
+    try:
+        shape = tuple(np.shape(got))
+    except Exception:  # not array-like: assert_close says what it is
+        shape = q.shape
+    if shape != q.shape:  # assert_close would print the drawn shape
+        raise AssertionError(M.say(NOT_Q_SHAPE, what=_("tiled_attention output"), case=M.case_suffix(case)))
+    assert_close(got, reference.tiled_attention(q=q, k=k, v=v, causal=True, block_size=24),
                  what=_("tiled_attention output"), case=case, **F64)
 
 
@@ -140,8 +177,9 @@ def test_tiled_lengths_not_divisible_by_block(student, rng):
 def test_tiled_float32(student, rng):
     for shape, causal, B in [((200, 32), False, 64), ((2, 150, 16), True, 32)]:
         check_tiled(student, rng, shape, causal=causal, block_size=B, dtype=np.float32)
-    for causal in (False, True):
-        check_tiled(student, rng, (90, 16), causal=causal, block_size=32, dtype=np.float32, large=True)
+    for large in LARGE_CASES:
+        for causal in (False, True):
+            check_tiled(student, rng, (90, 16), causal=causal, block_size=32, dtype=np.float32, large=large)
 
 
 @pytest.mark.question("tiled_attention", points=2)

@@ -4,6 +4,7 @@ import pytest
 
 from autograder.core.i18n import _
 from autograder.labkit.assertions import assert_fields, assert_scalar
+from autograder.labkit.messages import fixed_case
 
 pytestmark = pytest.mark.question("slowest_stage")
 
@@ -14,12 +15,15 @@ GPT2_KEYS = ("tokens_per_batch", "tokenize_s_one_core", "tokenize_s", "batch_byt
 
 def test_storage_and_preprocess_rates(student, reference, rng):
     # Chapter: NVMe Gen4 reads 7 GB/s sequentially; random access is about 0.1 of that.
-    got = student.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
-    assert_scalar(got, 0.7e9, what="storage_rate", case=_("NVMe 7 GB/s, 12.5 GB/s network, random access 0.1"), rtol=1e-9)
-    got = student.storage_rate(disk_rate=7e9, network_rate=1.25e9)
-    assert_scalar(got, 1.25e9, what="storage_rate", case=_("7 GB/s disk behind a 1.25 GB/s network, sequential"), rtol=1e-9)
-    got = student.preprocess_rate(workers=8, t_transform_s=0.004)
-    assert_scalar(got, 2000.0, what="preprocess_rate", case=_("8 workers, 4 ms per item"), rtol=1e-9)
+    with fixed_case():  # issue 27: the chapter's cases, the same on every submission: no direction
+        got = student.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
+        assert_scalar(got, 0.7e9, what="storage_rate", case=_("NVMe 7 GB/s, 12.5 GB/s network, random access 0.1"),
+                      rtol=1e-9)
+        got = student.storage_rate(disk_rate=7e9, network_rate=1.25e9)
+        assert_scalar(got, 1.25e9, what="storage_rate", case=_("7 GB/s disk behind a 1.25 GB/s network, sequential"),
+                      rtol=1e-9)
+        got = student.preprocess_rate(workers=8, t_transform_s=0.004)
+        assert_scalar(got, 2000.0, what="preprocess_rate", case=_("8 workers, 4 ms per item"), rtol=1e-9)
     for _trial in range(3):
         kw = {"disk_rate": float(rng.uniform(1e8, 1e10)), "network_rate": float(rng.uniform(1e8, 1e10)),
               "access_factor": float(rng.uniform(0.05, 1.0))}
@@ -27,27 +31,28 @@ def test_storage_and_preprocess_rates(student, reference, rng):
                       case=_("random disk/network rates and access factor"), rtol=1e-9)
         kw = {"workers": int(rng.integers(1, 33)), "t_transform_s": float(rng.uniform(1e-4, 1e-1))}
         assert_scalar(student.preprocess_rate(**kw), reference.preprocess_rate(**kw), what="preprocess_rate",
-                      case=_("{workers} workers, random transform time").format(workers=kw["workers"]), rtol=1e-9)
+                      case=_("a random number of workers and transform time"), rtol=1e-9)
 
 
 def test_pipeline_rate_slowest_stage_wins(student, reference, rng):
     # Chapter: 200 img/s of preprocessing feeding a 1000 img/s accelerator is 20% utilization.
-    got = student.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0})
-    assert_fields(got, {"rate": 200.0, "bottleneck": "preprocess", "utilization": 0.2}, what="pipeline_rate",
-                  case=_("storage 700, preprocess 200, compute 1000 img/s"))
-    got = student.pipeline_rate(stage_rates={"storage": 5000.0, "preprocess": 3000.0, "compute": 1000.0})
-    assert_fields(got, {"rate": 1000.0, "bottleneck": "compute", "utilization": 1.0}, what="pipeline_rate",
-                  case=_("compute is the slowest stage"))
-    # Ties: the docstring names the first of the equally slow stages in the dict's order.
-    for rates in ({"storage": 500.0, "preprocess": 200.0, "transfer": 200.0, "compute": 1000.0},
-                  {"transfer": 200.0, "storage": 500.0, "preprocess": 200.0, "compute": 1000.0},
-                  {"compute": 300.0, "preprocess": 300.0, "storage": 900.0}):
-        slowest = [name for name, r in rates.items() if r == min(rates.values())]
-        assert_fields(student.pipeline_rate(stage_rates=rates),
-                      {"rate": min(rates.values()), "bottleneck": slowest[0],
-                       "utilization": min(rates.values()) / rates["compute"]}, what="pipeline_rate",
-                      case=_("a tie between {stages}: the first in the dict's order wins").format(
-                          stages=" = ".join(slowest)))
+    with fixed_case():  # issue 27: the chapter's cases and the ties, the same on every submission: no direction
+        got = student.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0})
+        assert_fields(got, {"rate": 200.0, "bottleneck": "preprocess", "utilization": 0.2}, what="pipeline_rate",
+                      case=_("storage 700, preprocess 200, compute 1000 img/s"))
+        got = student.pipeline_rate(stage_rates={"storage": 5000.0, "preprocess": 3000.0, "compute": 1000.0})
+        assert_fields(got, {"rate": 1000.0, "bottleneck": "compute", "utilization": 1.0}, what="pipeline_rate",
+                      case=_("compute is the slowest stage"))
+        # Ties: the docstring names the first of the equally slow stages in the dict's order.
+        for rates in ({"storage": 500.0, "preprocess": 200.0, "transfer": 200.0, "compute": 1000.0},
+                      {"transfer": 200.0, "storage": 500.0, "preprocess": 200.0, "compute": 1000.0},
+                      {"compute": 300.0, "preprocess": 300.0, "storage": 900.0}):
+            slowest = [name for name, r in rates.items() if r == min(rates.values())]
+            assert_fields(student.pipeline_rate(stage_rates=rates),
+                          {"rate": min(rates.values()), "bottleneck": slowest[0],
+                           "utilization": min(rates.values()) / rates["compute"]}, what="pipeline_rate",
+                          case=_("a tie between {stages}: the first in the dict's order wins").format(
+                              stages=" = ".join(slowest)))
     for n_stages in (2, 4):
         names = ["storage", "preprocess", "transfer"][: n_stages - 1] + ["compute"]
         rates = {n: float(r) for n, r in zip(names, rng.uniform(50.0, 5000.0, size=n_stages))}
@@ -56,24 +61,25 @@ def test_pipeline_rate_slowest_stage_wins(student, reference, rng):
 
 
 def test_pipeline_step_with_and_without_overlap(student, reference, rng):
-    times = {"load": 0.030, "preprocess": 0.050, "compute": 0.040}
-    got = student.pipeline_step(stage_times_s=times, overlap=False)
-    assert_fields(got, {"step_s": 0.120, "throughput": 1 / 0.120, "utilization": 0.040 / 0.120,
-                        "bottleneck": "preprocess"}, what="pipeline_step", case=_("30/50/40 ms, no overlap"))
-    got = student.pipeline_step(stage_times_s=times, overlap=True)
-    assert_fields(got, {"step_s": 0.050, "throughput": 20.0, "utilization": 0.8, "bottleneck": "preprocess"},
-                  what="pipeline_step", case=_("30/50/40 ms, overlapped"))
-    # Ties: the first of the equally slow stages in the dict's order, with and without overlap.
-    for times in ({"load": 0.050, "preprocess": 0.050, "compute": 0.040},
-                  {"compute": 0.060, "load": 0.030, "decode": 0.060}):
-        slowest = [name for name, t in times.items() if t == max(times.values())]
-        for overlap in (False, True):
-            step = max(times.values()) if overlap else sum(times.values())
-            assert_fields(student.pipeline_step(stage_times_s=times, overlap=overlap),
-                          {"step_s": step, "throughput": 1 / step, "utilization": times["compute"] / step,
-                           "bottleneck": slowest[0]}, what="pipeline_step",
-                          case=_("a tie between {stages}, overlap={overlap}: the first in the dict's order wins"
-                                 ).format(stages=" = ".join(slowest), overlap=overlap))
+    with fixed_case():  # issue 27: the chapter's cases and the ties, the same on every submission: no direction
+        times = {"load": 0.030, "preprocess": 0.050, "compute": 0.040}
+        got = student.pipeline_step(stage_times_s=times, overlap=False)
+        assert_fields(got, {"step_s": 0.120, "throughput": 1 / 0.120, "utilization": 0.040 / 0.120,
+                            "bottleneck": "preprocess"}, what="pipeline_step", case=_("30/50/40 ms, no overlap"))
+        got = student.pipeline_step(stage_times_s=times, overlap=True)
+        assert_fields(got, {"step_s": 0.050, "throughput": 20.0, "utilization": 0.8, "bottleneck": "preprocess"},
+                      what="pipeline_step", case=_("30/50/40 ms, overlapped"))
+        # Ties: the first of the equally slow stages in the dict's order, with and without overlap.
+        for times in ({"load": 0.050, "preprocess": 0.050, "compute": 0.040},
+                      {"compute": 0.060, "load": 0.030, "decode": 0.060}):
+            slowest = [name for name, t in times.items() if t == max(times.values())]
+            for overlap in (False, True):
+                step = max(times.values()) if overlap else sum(times.values())
+                assert_fields(student.pipeline_step(stage_times_s=times, overlap=overlap),
+                              {"step_s": step, "throughput": 1 / step, "utilization": times["compute"] / step,
+                               "bottleneck": slowest[0]}, what="pipeline_step",
+                              case=_("a tie between {stages}, overlap={overlap}: the first in the dict's order wins"
+                                     ).format(stages=" = ".join(slowest), overlap=overlap))
     for overlap in (False, True):
         times = {n: float(t) for n, t in zip(("read", "decode", "transfer", "compute"), rng.uniform(1e-3, 0.2, size=4))}
         assert_fields(student.pipeline_step(stage_times_s=times, overlap=overlap),
@@ -108,12 +114,14 @@ def test_gpt2_pipeline_matches_reference(student, reference, rng):
               "bytes_per_token": int(rng.choice([2, 4, 8])), "pcie_GBps": float(rng.choice([15.75, 31.5, 64.0])),
               "forward_s": float(rng.uniform(0.01, 0.2))}]
     labels = (_("a slow tokenizer, 2 workers"), _("a random batch, tokenizer and link"))
-    for kw, label in zip(cases, labels):
-        assert_fields(student.gpt2_pipeline(**kw), reference.gpt2_pipeline(**kw), what="gpt2_pipeline", case=label)
+    for kw, label, fixed in zip(cases, labels, (True, False)):
+        with fixed_case(fixed):  # issue 27: the first case is the same on every submission: no direction
+            assert_fields(student.gpt2_pipeline(**kw), reference.gpt2_pipeline(**kw), what="gpt2_pipeline", case=label)
     # Ties: tokenizing 32,768 tokens at 409,600 tokens/s on one core (204,800 on each of two) takes
     # exactly the 80 ms of the forward pass; "tokenize" comes first in the documented order.
     for tps, workers in ((409_600.0, 1), (204_800.0, 2)):
         got = student.gpt2_pipeline(tokens_per_s_per_core=tps, workers=workers)
-        assert_fields(got, reference.gpt2_pipeline(tokens_per_s_per_core=tps, workers=workers), what="gpt2_pipeline",
-                      case=_("a tie: tokenizing takes exactly the 80 ms of the forward pass, {workers} worker(s)"
-                             ).format(workers=workers))
+        with fixed_case():  # issue 27: the same on every submission, so no direction
+            assert_fields(got, reference.gpt2_pipeline(tokens_per_s_per_core=tps, workers=workers),
+                          what="gpt2_pipeline", case=_("a tie: tokenizing takes exactly the 80 ms of the forward pass, "
+                                                       "{workers} worker(s)").format(workers=workers))

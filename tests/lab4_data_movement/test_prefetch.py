@@ -16,6 +16,12 @@ threshold or a CPU/wall ratio, so a busy machine cannot change a verdict:
   checks it, with loads of 1 ms against computes of 40 ms (over seven
   windows). The other tests, whose stages are short or hold the GIL,
   check structure only: there a missing bound would show only sometimes;
+* each item is loaded exactly once: the Recorder files every load when it
+  happens, so a consumer that loads an item again (and drops the copy)
+  shows a second load event, whatever the timing;
+* the loader thread is joined: the report lists the threads that did
+  recorded work and had not been joined when rec.report() ran (a flag
+  that join() sets, not whether the thread happened to have ended);
 * overlap needs only one item i+1 that starts loading during the 50 ms
   sleep of computing item i: a correct loader starts it right after the
   put, and would have to be starved for the whole sleep of every item to
@@ -43,16 +49,22 @@ def events_by_item(report, n: int, *, prefetch: bool, kind: str, load: float, co
     def broken(symptom: str):
         raise AssertionError(M.say(BROKEN, what=what, case=sfx, symptom=symptom))
 
-    assert_keys(report, ("pid", "thread", "events"), what=_("run_loader's return value (rec.report())"), case=case)
+    assert_keys(report, ("pid", "thread", "events", "unjoined"), what=_("run_loader's return value (rec.report())"),
+                case=case)
     events = report["events"]
     if not isinstance(events, list) or not all(isinstance(e, dict) and set(e) == set(EVENT_KEYS) for e in events):
         broken(_("not a list of Recorder events: return rec.report()"))
+    # Recorded by the Recorder when report() ran: threads that loaded or computed and had not been
+    # joined. A fact about the code path (was join() called before the report?), never about timing.
+    if report["unjoined"] != []:
+        broken(_("a thread that loaded items had not been joined when rec.report() ran: join the loader thread "
+                 "before calling rec.report()"))
     loads, computes = {}, {}
     for e in events:
         stage = {"load": loads, "compute": computes}.get(e["stage"])
         if stage is None or e["item"] not in range(n):
             broken(_("an event for an unknown stage or item"))
-        if e["item"] in stage:
+        if e["item"] in stage:  # every load is recorded, also one whose item was then dropped
             broken(_("item {i} has more than one {stage} event (load and compute each item once)").format(
                 i=e["item"], stage=e["stage"]))
         stage[e["item"]] = e
@@ -151,7 +163,7 @@ def test_every_item_once_in_order(student, rng):
     n, q = int(rng.integers(3, 10)), int(rng.integers(1, 4))
     # Order and the queue bound are happens-before facts, true at any speed: short sleeps.
     load, compute = (round(float(x), 4) for x in rng.uniform(0.0005, 0.003, size=2))
-    case = _("kind='sleep', {n} items, queue_size={q}, random short sleeps").format(n=n, q=q)
+    case = _("kind='sleep', a random number of items and queue_size, random short sleeps")  # never n or q
     for prefetch in (False, True):
         report = student.run_loader(n_items=n, load_work=load, compute_work=compute, kind="sleep",
                                     prefetch=prefetch, queue_size=q)

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from autograder.commands import grade
-from autograder.sandbox import backend, layers
+from autograder.sandbox import backend, cgroups, layers
 
 def _intake_helpers():
     """The broken uploads of test_intake_robust.py (test modules don't import each other here)."""
@@ -201,6 +201,28 @@ def test_hostile_batch(toy_root, tmp_path):
     assert "unreadable reply" in fb["reply_bomb"]
     trickle = json.loads((out / "raw" / "trickle_reply.json").read_text())["tests"]
     assert max(t["duration_s"] for t in trickle) < 10, "the whole reply must come within the call's limit"
+    _check_worker_claims(out, fb)
+    if cgroups.memory_available():  # the tree's memory is one group's: its OOM kill is named as such
+        assert iso["memory_group"] and iso["tree_memory_mb"] == 3072
+        assert "over the memory limit of 3072 MiB for all of its processes together" in fb["memory_tree"]
+    else:
+        _check_tree_bound(iso)
+
+
+def _check_worker_claims(out: Path, fb: dict[str, str]) -> None:
+    """What a worker says is the student's: a forged "grader" error is scored (grade exits 0,
+    _grade_batch checks), never pending; forged array records are an unreadable reply."""
+    raw = json.loads((out / "raw" / "forge_grader_error.json").read_text())
+    kinds = {t["kind"] for t in raw["tests"]}  # its forge ends the worker: the next call finds it gone
+    assert not raw["grader_error"] and "exception" in kinds and "grader" not in kinds
+    assert "unreadable reply" in fb["forge_arrays"]
+
+
+def _check_tree_bound(iso: dict) -> None:
+    """No memory group (the Gradescope shape): the process count bounds the tree."""
+    nproc = backend.NPROC_NO_MEMORY_GROUP
+    assert not iso["memory_group"] and iso["rlimits"]["nproc"] == nproc
+    assert iso["tree_memory_mb"] == nproc * 3072 + 256 + 64
 
 
 def test_hostile_batch_world_readable_python(toy_root, tmp_path, monkeypatch):
@@ -219,6 +241,7 @@ def test_hostile_batch_world_readable_python(toy_root, tmp_path, monkeypatch):
     _check_batch(rows, out, expect_control=5.0, private_tmp=False)
     iso = json.loads((out / "results" / "control.json").read_text())["extra_data"]["isolation"]
     assert not iso["mount_namespace"] and iso["privileges"] == "own unprivileged uid"
+    _check_tree_bound(iso)
 
 
 def test_exposed_secrets_are_refused_without_namespaces(toy_root, tmp_path, monkeypatch):
@@ -253,6 +276,7 @@ def test_gradescope_shape(toy_root, tmp_path, monkeypatch):
         _check_batch(rows, out, expect_control=5.0, private_tmp=False)
         iso = json.loads((out / "results" / "control.json").read_text())["extra_data"]["isolation"]
         assert not iso["mount_namespace"] and iso["privileges"] == "own unprivileged uid"
+        _check_tree_bound(iso)
     else:
         assert all(float(r["score"]) == 0 for r in rows.values())  # refused: pending, never graded unprotected
         fb = (out / "feedback" / "control.md").read_text()

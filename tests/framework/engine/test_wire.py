@@ -147,3 +147,78 @@ def test_everything_dumps_writes_loads_reads(monkeypatch, n):
         assert "values in lists and dicts" in str(exc) and n > 100
         return
     assert wire.loads(data) == value
+
+
+# -- every array is made of bytes that were received (issue 27) ------------------------------
+def _raw(ok, blobs=()) -> bytes:
+    """A reply as a worker could write it by hand: ``ok``'s JSON as it is, any blobs."""
+    h = json.dumps({"__dict__": {"ok": ok}}).encode()
+    return (struct.pack("!Q", len(h)) + h + struct.pack("!Q", len(blobs))
+            + b"".join(struct.pack("!Q", len(b)) + b for b in blobs))
+
+
+def _arrays(value):
+    if isinstance(value, (np.ndarray, torch.Tensor)):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _arrays(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _arrays(v)
+
+
+def _nbytes(value) -> int:
+    return sum(a.nbytes if isinstance(a, np.ndarray) else a.numel() * a.element_size() for a in _arrays(value))
+
+
+MIB_F8 = {"dtype": "<f8", "shape": [2**17]}  # 1 MiB of float64
+
+
+@pytest.mark.parametrize("ok, blobs, message", [
+    # 10,000 views of one 1 MiB blob: 10 GiB for a test that copies each (np.asarray(x, float))
+    ([{"__ndarray__": 0, **MIB_F8}] * 10_000, [bytes(2**20)], "an array's bytes are used twice"),
+    ([{"__tensor__": 0, "torch_dtype": "float64", **MIB_F8}] * 2, [bytes(2**20)], "an array's bytes are used twice"),
+    # no bytes at all: an itemsize of 0 takes none, whatever the shape
+    ({"__ndarray__": 0, "dtype": "|V0", "shape": [2**20, 2**20]}, [b""], "an array's bytes do not match"),
+    ({"__ndarray__": 0, "dtype": "|S0", "shape": [2**30]}, [b""], "an array's bytes do not match"),
+    ({"__ndarray__": 0, "dtype": "<U0", "shape": [2**30]}, [b""], "an array's bytes do not match"),
+    ({"__ndarray__": 0, "dtype": "<f8", "shape": [0, 2**62]}, [b""], "an array's bytes do not match"),
+    (1, [bytes(2**20)], "an array's bytes belong to no record"),  # sent, named by nothing
+    ({"__tensor__": 0, "torch_dtype": "float8_e4m3fn", "dtype": "|u1", "shape": [1]}, [b"x"], "a tensor record"),
+    ({"__tensor__": 0, "torch_dtype": "float32", "dtype": "<U1", "shape": [1]}, [b"xxxx"], "a tensor record"),
+    ({"__tensor__": 0, "dtype": "<f4", "shape": [1]}, [b"xxxx"], "a tensor record"),
+    ({"__dict__": [1, 2]}, [], "a dict expected, not list"),
+    ({"__pairs__": [[1, 2, 3]]}, [], "a key-value pair"),
+    ({"__pairs__": [[{"__dict__": {}}, 1]]}, [], "TypeError"),  # an unhashable key
+    ({"__float__": "one"}, [], "ValueError"),
+])
+def test_forged_replies_are_refused(ok, blobs, message):
+    """What a worker writes by hand: refused as malformed, never decoded into more than it sent."""
+    data = _raw(ok, blobs)
+    with pytest.raises(wire.WireError) as exc:
+        value = wire.loads(data)
+        assert _nbytes(value) <= len(data), "decoded arrays hold more bytes than were received"
+    assert str(exc.value).startswith(f"malformed message: {message}")
+
+
+def test_what_is_read_holds_no_more_than_what_was_sent():
+    """Honest messages: the arrays decoded hold at most the bytes received, and empty ones are fine."""
+    value = {"a": [np.ones((3, 4)), np.zeros((0, 5)), np.array([], dtype="<U3")],
+             "t": torch.ones(2, dtype=torch.bfloat16), "u": torch.ones(4, dtype=torch.uint16), "same": [np.ones(8)] * 3}
+    data = wire.dumps(value)
+    back = wire.loads(data)
+    assert _nbytes(back) <= len(data)
+    assert back["a"][1].shape == (0, 5) and back["t"].dtype == torch.bfloat16 and back["u"].dtype == torch.uint16
+    assert not np.shares_memory(back["same"][0], back["same"][1])  # each its own bytes
+
+
+@pytest.mark.parametrize("value, message", [
+    (np.zeros(3, dtype="V0"), "arrays of dtype |V0 hold no bytes: not plain data"),
+    (torch.zeros(2, dtype=torch.float8_e4m3fn), "unsupported type 'torch.float8_e4m3fn' at result"),
+    (np.zeros((0, 2**40)), "an empty array of shape (0, 1099511627776) is over the 256 MiB limit as if it were full"),
+])
+def test_dumps_refuses_arrays_a_reader_would_refuse(value, message):
+    with pytest.raises(wire.WireError) as exc:
+        wire.dumps(value, "result")
+    assert str(exc.value) == message

@@ -1,9 +1,11 @@
 """Lab 1, part 1, a correct alternative: numpy arrays of shapes and of times.
 
 The products of a layer are the rows of an integer array (m, k, n, count),
-multiplied out with numpy and turned back into Python ints; the sweep keeps
-its times in a (repeats, batch sizes) array and takes statistics.median of
-each column; the peak is 2 n^3 over the minimum of a numpy array.
+multiplied out with numpy and turned back into Python ints; the sweep makes
+a fresh X for every product (before the clock is read, so its making is not
+timed), keeps its times in a (repeats, batch sizes) array and takes
+statistics.median of each column; the peak is 2 n^3 over the minimum of a
+numpy array.
 """
 
 from __future__ import annotations
@@ -98,15 +100,15 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
     probe = measure_peak_flop_per_s(device=device) if peak is None else 0.0
     dev = lab1_device.open_device(device)
     W = dev.randn(d_in, d_out)
-    Xs = [dev.randn(b, d_in) for b in batch_sizes]
-    _warm = [dev.matmul(X, W) for X in Xs]
-    t = np.zeros((repeats, len(Xs)))
+    _warm = [dev.matmul(dev.randn(b, d_in), W) for b in batch_sizes]
+    t = np.zeros((repeats, len(batch_sizes)))
     for r in range(repeats):
-        for j, X in enumerate(Xs):
+        for j, b in enumerate(batch_sizes):
+            X = dev.randn(b, d_in)  # a fresh operand for every product, made before the clock is read
             t0 = dev.clock()
             dev.matmul(X, W)
             t[r, j] = dev.clock() - t0
-    seconds = [statistics.median(t[:, j].tolist()) for j in range(len(Xs))]
+    seconds = [statistics.median(t[:, j].tolist()) for j in range(len(batch_sizes))]
     flops = [2 * b * d_in * d_out for b in batch_sizes]
     rates = np.array(flops, dtype=np.float64) / np.array(seconds)
     if peak is None:

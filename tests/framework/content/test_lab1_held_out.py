@@ -1,0 +1,197 @@
+"""Issue 27, section 5: lab 1's held-out mistakes, each caught by the throughput question alone.
+
+The simulated device (``lab1_device.py``) now models what the protocol
+leaves out: ``randn`` takes time, a product right after one of its own shape
+finds warm caches (so the order of the sweep shows), and a thread setting
+changed by the measuring code, at import time or in a function, with any
+count, makes it raise.  Each class is a negative variant in ``lab.toml``;
+here lab 1's hidden tests grade those variants in this process (as
+``verify --no-sandbox`` would, in seconds) and must fail exactly the
+throughput tests, on 1, 2 or 64 cores alike.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+
+import pytest
+import torch
+
+from autograder.build import candidates
+from autograder.core import labs
+from autograder.grading import pytest_here
+from autograder.labkit import plugin
+
+LAB = labs.get("lab1")
+
+
+@pytest.fixture
+def device(tmp_path):
+    """A fresh copy of the shipped lab1_device module, as a student's folder would import it."""
+    spec = importlib.util.spec_from_file_location("lab1_device_under_test", LAB.assignment_dir / "lab1_device.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- the device model -------------------------------------------------------------------------
+def test_randn_takes_time_on_a_simulated_device(device):
+    dev = device.open_device({"kind": "simulated", "threads": torch.get_num_threads(), "randn_s_per_value": 1e-6})
+    t0 = dev.clock()
+    X = dev.randn(30, 40)
+    assert dev.clock() - t0 == pytest.approx(1200 * 1e-6)
+    W = dev.randn(40, 5)
+    t1 = dev.clock()
+    dev.matmul(X, W)
+    t2 = dev.clock()
+    spec = device.simulated_spec(dev.spec)
+    assert t2 - t1 == pytest.approx(device.product_seconds(spec, (30, 40, 5), 0), rel=1e-12)
+
+
+def test_the_order_of_the_products_shows(device):
+    """Interleaved rounds never run a product right after its own shape; back-to-back repeats do, and are faster."""
+    spec = {"kind": "simulated", "threads": torch.get_num_threads(), "noise": 0.0, "repeat_speedup": 0.25}
+    shapes = [(4, 64, 64), (16, 64, 64)]
+
+    def timed(order):
+        dev = device.open_device(spec)
+        W, Xs = dev.randn(64, 64), {b: dev.randn(b, 64) for b, _k, _n in shapes}
+        for b, _k, _n in shapes:
+            dev.matmul(Xs[b], W)  # warm-up
+        out = {b: [] for b, _k, _n in shapes}
+        for b in order:
+            t0 = dev.clock()
+            dev.matmul(Xs[b], W)
+            out[b].append(dev.clock() - t0)
+        return out
+
+    rounds, blocked = timed([4, 16] * 3), timed([4] * 3 + [16] * 3)
+    assert rounds[4][0] == rounds[4][1] == rounds[4][2]  # every one after another shape
+    assert blocked[4][1] == pytest.approx(0.75 * rounds[4][1], rel=1e-12)  # after its own shape: warm caches
+    assert blocked[4][0] == rounds[4][0]
+
+
+def test_a_thread_setting_changed_by_the_measuring_code_raises(device, tmp_path):
+    """Any torch.set_num_threads call of the folder that opens the device, even to the same count."""
+    before = torch.get_num_threads()
+    code = tmp_path / "student" / "measure.py"
+    code.parent.mkdir()
+    code.write_text("import torch\n\ndef measure(device, spec):\n    torch.set_num_threads(torch.get_num_threads())\n"
+                    "    dev = device.open_device(spec)\n    dev.matmul(dev.randn(2, 2), dev.randn(2, 2))\n\n"
+                    "def only_measure(device, spec):\n    dev = device.open_device(spec)\n"
+                    "    dev.matmul(dev.randn(2, 2), dev.randn(2, 2))\n")
+    spec = importlib.util.spec_from_file_location("measure_under_test", code)
+    student = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(student)
+    sim = {"kind": "simulated", "threads": before}
+    try:
+        student.only_measure(device, sim)  # nothing called yet: it measures
+        torch.set_num_threads(before)  # the grader's own call (this file's folder): not the student's
+        student.only_measure(device, sim)
+        with pytest.raises(device.ThreadSettingError, match="torch.set_num_threads"):
+            student.measure(device, sim)  # the same count: still a change the device cannot tell apart
+        with pytest.raises(device.ThreadSettingError):
+            student.only_measure(device, sim)  # and from then on
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_thread_setting_other_than_the_given_one_raises(device):
+    """A change made before the device module was imported (or by anyone): torch's setting is not spec["threads"]."""
+    dev = device.open_device({"kind": "simulated", "threads": torch.get_num_threads() + 1})
+    with pytest.raises(device.ThreadSettingError, match="spec\\['threads'\\]"):
+        dev.matmul(dev.randn(2, 2), dev.randn(2, 2))
+
+
+# -- the variants, graded in this process --------------------------------------------------------
+class _Results:
+    def pytest_sessionfinish(self, session):
+        self.results = plugin.collected_results(session.config)
+
+
+def grade(files: dict[str, str], folder, salt: str = "x", tests=None) -> dict[str, tuple[str, str, str]]:
+    """{test nodeid: (question, status, feedback)} of lab 1's hidden tests (or ``tests``, a file of them) on
+    ``files``, in this process."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    collector = _Results()
+    before = torch.get_num_threads()
+    try:
+        pytest_here.run_pytest_here([str(LAB.hidden_tests_dir / (tests or "")), "--submission", str(folder), "--seed-salt", salt,
+                                     "-p", "no:cacheprovider", "-p", "no:terminal", "-o", "addopts=",
+                                     "--import-mode=importlib", "--rootdir", str(LAB.root)], LAB.root, [collector])
+    finally:
+        torch.set_num_threads(before)
+    return {r.nodeid: (r.question, r.status, r.feedback) for r in collector.results}
+
+
+def candidate(cid: str) -> candidates.Candidate:
+    return next(c for c in candidates.verify_candidates(LAB) if c.id == cid)
+
+
+def lost(results) -> set[str]:
+    return {q for q, status, _fb in results.values() if status != "passed"}
+
+
+def failed(results) -> dict[str, str]:
+    return {n.split("::")[-1]: fb for n, (_q, status, fb) in results.items() if status != "passed"}
+
+
+SIMULATED_TESTS = {"test_peak_on_simulated_devices", "test_sweep_with_a_stated_peak", "test_sweep_with_a_measured_peak"}
+NEW = ("G_all_threads", "N_threads_before_import", "O_one_thread_in_measure", "P_randn_in_timing", "Q_not_interleaved")
+THREADS = "torch.set_num_threads"
+SYMPTOM = {"G_all_threads": THREADS, "N_threads_before_import": THREADS, "O_one_thread_in_measure": THREADS,
+           "P_randn_in_timing": "device.randn", "Q_not_interleaved": "back to back"}
+
+
+@pytest.mark.parametrize("cid", NEW)
+def test_held_out_mistake_loses_exactly_throughput(cid, tmp_path):
+    results = grade(candidates.sources(LAB, candidate(cid)), tmp_path / cid)
+    assert lost(results) == {"throughput"}, {k: v for k, v in results.items() if v[1] != "passed"}
+    assert failed(results) and all(SYMPTOM[cid] in fb for fb in failed(results).values()), failed(results)
+
+
+@pytest.mark.parametrize("cores", [1, 2, 64])
+def test_thread_mistakes_are_caught_on_any_number_of_cores(cores, tmp_path, monkeypatch):
+    """``os.cpu_count()`` is what these submissions set torch to: 1 on a one-core grader (the grader's own
+    setting), 64 on a big one; each loses throughput, with the same tests failed, either way."""
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    for cid in ("G_all_threads", "N_threads_before_import"):  # the other questions: test_held_out_mistake...
+        results = grade(candidates.sources(LAB, candidate(cid)), tmp_path / cid, tests="test_throughput.py")
+        assert lost(results) == {"throughput"}, (cid, cores, failed(results))
+        assert set(failed(results)) == SIMULATED_TESTS, (cid, cores, failed(results))
+
+
+def test_a_fresh_operand_before_each_timed_product_keeps_full_marks(tmp_path):
+    cand = candidate("alternatives/numpy_arrays")
+    results = grade(candidates.sources(LAB, cand), tmp_path / "numpy_arrays")
+    assert not lost(results), {k: v for k, v in results.items() if v[1] != "passed"}
+
+
+# -- what the feedback says ---------------------------------------------------------------------
+def test_more_repeats_are_named_without_a_count(tmp_path):
+    """One timed product more than `repeats` in the peak: named as "more than `repeats`", with no count
+    (the old "it equals what 11 timed repeats give" was wrong when two more ran, and it gave `repeats` away)."""
+    files = candidates.sources(LAB, candidate("reference"))
+    files["flops.py"] = files["flops.py"].replace("for _ in range(repeats))", "for _ in range(repeats + 1))")
+    results = grade(files, tmp_path / "more")
+    fb = next(fb for n, (_q, _s, fb) in results.items() if n.endswith("test_peak_on_simulated_devices"))
+    assert "more than `repeats`" in fb, fb
+    assert not re.search(r"\d+ timed repeats", fb), fb
+
+
+def test_drawn_inputs_are_not_in_the_feedback(tmp_path):
+    """A systematic mistake (FLOPs counted as m*k*n) fails alike whatever the drawn inputs: with the case
+    named by number, the feedback is the same for two different salts, word for word (but for the index of
+    an element in a list of batch sizes drawn in random order: a place, not a value)."""
+    files = candidates.sources(LAB, candidate("A_mnk"))
+    one, two = grade(files, tmp_path / "a", salt="one"), grade(files, tmp_path / "b", salt="two")
+
+    def text(fb):
+        return re.sub(r"at index \(\d+,\)", "at index (i,)", fb)
+
+    differ = {n: (one[n][2], two[n][2]) for n in one if text(one[n][2]) != text(two[n][2])}
+    assert not differ, differ

@@ -1,0 +1,147 @@
+"""Nothing is left in the temporary folder (issue 27, section 6).
+
+A batch keeps everything it puts there (its staged submissions, the shared
+answers, the graders' and the workers' folders, the zygote's socket) in one
+private folder that goes with it, on Ctrl-C or SIGTERM too; one killed
+outright is swept by the next run.  A notebook's set-up run removes its pip
+constraints file once installed, and at exit when the install failed (its
+printed commands use the file while the kernel lives).  Each test points
+$TMPDIR at a new empty folder and checks it is empty afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.core import files
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def fresh_tmp():
+    """A new empty temporary folder, short (a zygote's socket path must fit in 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="lo-", dir="/tmp"))
+    yield path
+    files.remove_tree(path)
+
+
+def _left(folder: Path, wait_s: float = 10.0) -> list[str]:
+    """What is still in ``folder`` once the processes that were ending are done (a short wait)."""
+    end = time.monotonic() + wait_s
+    while (left := sorted(os.listdir(folder))) and time.monotonic() < end:
+        time.sleep(0.2)
+    return left
+
+
+def _env(tmp: Path, **extra) -> dict[str, str]:
+    return {**os.environ, "TMPDIR": str(tmp), **extra}
+
+
+def _batch(toy_root: Path, tmp_path: Path, n: int = 5) -> tuple[Path, Path]:
+    subs = tmp_path / "subs"
+    for i in range(n):
+        (subs / f"s{i}").mkdir(parents=True)
+        shutil.copy(toy_root / "solutions" / "labx_toy" / "toy.py", subs / f"s{i}" / "toy.py")
+    return subs, tmp_path / "out"
+
+
+def _start_grade(subs: Path, out: Path, tmp: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "autograder", "grade", "labx", str(subs), "--out", str(out),
+                             "--jobs", "1"], env=_env(tmp), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _wait_for_graded(out: Path, count: int, proc: subprocess.Popen) -> None:
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if (out / "raw").is_dir() and len(list((out / "raw").glob("*.json"))) >= count:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the batch did not get going")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_batch_leaves_nothing(toy_root, tmp_path, fresh_tmp, sig):
+    subs, out = _batch(toy_root, tmp_path)
+    proc = _start_grade(subs, out, fresh_tmp)
+    _wait_for_graded(out, 1, proc)
+    assert any(n.startswith("ironlaw-labx-batch-") for n in os.listdir(fresh_tmp)), "the batch's own folder"
+    proc.send_signal(sig)  # to grade alone, as a kill(1) or a scheduler sends it
+    try:
+        proc.wait(120)
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert len(list((out / "raw").glob("*.json"))) < 5, "the batch should have been stopped part-way"
+    assert _left(fresh_tmp) == []
+
+
+def test_a_killed_batch_is_swept_by_the_next(toy_root, tmp_path, fresh_tmp):
+    subs, out = _batch(toy_root, tmp_path)
+    proc = _start_grade(subs, out, fresh_tmp)
+    _wait_for_graded(out, 1, proc)
+    os.killpg(proc.pid, signal.SIGKILL)  # nothing of it runs again: its folder stays
+    proc.wait()
+    assert _left(fresh_tmp, wait_s=0)
+    subprocess.run([sys.executable, "-m", "autograder", "grade", "labx", str(subs), "--out", str(out), "--jobs", "1"],
+                   env=_env(fresh_tmp), check=True, capture_output=True, timeout=300)
+    assert _left(fresh_tmp) == []
+
+
+def test_sweep_removes_only_what_dead_runs_left(fresh_tmp, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(fresh_tmp))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    ours = Path(tempfile.mkdtemp(prefix=files.owned_name("labx-batch")))  # this process: alive
+    theirs = fresh_tmp / f"ironlaw-labx-batch-{dead.pid}.1-abcdefgh"  # its process is gone
+    (theirs / "staged-x" / "deep").mkdir(parents=True)
+    (theirs / "staged-x" / "deep").chmod(0)
+    reused = fresh_tmp / f"ironlaw-constraints-{os.getpid()}.1-abcdefgh.txt"  # our pid, another start: not us
+    reused.write_text("x")
+    other = fresh_tmp / "ironlaw-labx-batch-abcdefgh"  # not named by a run: never touched
+    other.mkdir()
+    assert sorted(files.sweep_stale()) == sorted([theirs.name, reused.name])
+    assert ours.is_dir() and other.is_dir() and not theirs.exists() and not reused.exists()
+
+
+SETUP = """
+import subprocess, sys, os
+from pathlib import Path
+from autograder.grading import notebook
+root = Path(sys.argv[1])
+ok = sys.argv[2] == "ok"
+real = subprocess.run
+def pip(cmd, **kw):
+    return subprocess.CompletedProcess(cmd, 0 if ok else 1, "", "" if ok else "ERROR: no network")
+notebook.subprocess.run = pip
+try:
+    notebook.install_missing(root)
+except RuntimeError:
+    pass
+print(sorted(os.listdir(os.environ["TMPDIR"])))
+"""
+
+
+@pytest.mark.parametrize("outcome", ["ok", "failed"])
+def test_a_notebook_set_up_leaves_nothing(tmp_path, fresh_tmp, outcome):
+    """The set-up cell's install, offline (pip answers as it would): the constraints file lives
+    while the kernel does when the install failed (the printed commands use it), else not at all."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["ironlaw-not-installed-here"]\n')
+    (tmp_path / "requirements.lock").write_text("ironlaw-not-installed-here==1.0\n")
+    proc = subprocess.run([sys.executable, "-c", SETUP, str(tmp_path), outcome], env=_env(fresh_tmp, PYTHONPATH=str(REPO)),
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    during = eval(proc.stdout.strip().splitlines()[-1])
+    assert (len(during) == 1 and during[0].startswith("ironlaw-constraints-")) if outcome == "failed" else during == []
+    assert _left(fresh_tmp, wait_s=0) == []
