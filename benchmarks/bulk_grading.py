@@ -16,7 +16,12 @@ Targets (issue #17): per submission in a batch / one submission alone
 submissions in <= 10 min; a resumed rerun in <= 5 s (it stages and hashes,
 reads raw/ once and grades nothing: ``autograder/batch/bulk.py``).
 
-    python benchmarks/bulk_grading.py [--n 24] [--labs lab1,lab2,lab3,lab4]
+    python benchmarks/bulk_grading.py [--n 24] [--labs lab1,lab2,lab3,lab4] [--mix reference,stub,...]
+
+``--mix`` fixes the candidates the batch cycles through (ids as ``autograder
+verify`` prints them; ids a lab lacks are skipped).  Comparing two commits
+needs the same mix in both: the set of negative variants grows, and a new
+variant costs what its tests cost, not what the engine costs.
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ from autograder.commands import default_jobs, grade
 from autograder.core import labs
 
 
-def make_batch(lab: labs.Lab, n: int, dest: Path) -> None:
-    pool = candidates.all_candidates(lab)
+def make_batch(lab: labs.Lab, n: int, dest: Path, mix: list[str] | None = None) -> None:
+    pool = [c for c in candidates.all_candidates(lab) if mix is None or c.id in mix]
     for i in range(n):
         cand = pool[i % len(pool)]
         sub = dest / f"student_{i:04d}"
@@ -48,11 +53,11 @@ def timed(**kwargs) -> float:
     return time.perf_counter() - t0
 
 
-def measure(lab: labs.Lab, n: int) -> dict[str, float]:
+def measure(lab: labs.Lab, n: int, mix: list[str] | None = None) -> dict[str, float]:
     """Seconds: one submission alone, the batch at --jobs 1, 2 and grade's default, and the resumed rerun."""
     with tempfile.TemporaryDirectory() as tmp:
         subs, alone = Path(tmp) / "subs", Path(tmp) / "alone"
-        make_batch(lab, n, subs)
+        make_batch(lab, n, subs, mix)
         make_batch(lab, 1, alone)  # the reference (the first candidate), by itself
         t0 = timed(lab=lab.short, submissions_dir=str(alone), out=str(Path(tmp) / "a"), jobs=1)
         t1 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j1"), jobs=1)
@@ -74,9 +79,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=24, help="submissions per batch (default 24)")
     ap.add_argument("--labs", default="lab1,lab2,lab3,lab4")
+    ap.add_argument("--mix", default=None, help="candidate ids to cycle through (default: all)")
     args = ap.parse_args()
     n = args.n
-    rows = {short: measure(labs.get(short), n) for short in args.labs.split(",")}
+    mix = args.mix.split(",") if args.mix else None
+    rows = {short: measure(labs.get(short), n, mix) for short in args.labs.split(",")}
     head = ["lab", "alone s", "jobs", "batch s/sub", "batch/alone", "jobs1 /min", "jobs2 /min", "speed-up",
             "300 subs", "resume s"]
     print(("{:<6}{:>12}{:>6}" + "{:>12}" * (len(head) - 3)).format(*head))
