@@ -15,13 +15,17 @@ LAB, MODULE = ...
 LANG, BUNDLE_URL = ...
 NO_BUNDLE = ...
 BUNDLE = "iron-law-labs"
+DRIVE = "/content/drive/MyDrive/" + BUNDLE  # Colab: the copy kept in Google Drive comes first
 # messages (grader.check's too) in this notebook's language, unless a language is set
 os.environ["IRONLAW_LANG"] = os.environ.get("IRONLAW_LANG") or LANG
 try:
     from autograder.grading import notebook
 except ImportError:  # not installed: the bundle named by $IRONLAW_ROOT or one around this notebook, else download it
-    roots = [os.path.abspath(p) for p in (os.environ.get("IRONLAW_ROOT"), "../..", BUNDLE, f"../{BUNDLE}")
-             if p and os.path.isdir(os.path.join(p, "autograder"))]
+    def _engine(p):  # the bundle is p, or in a folder iron-law-labs/ one level down (a zip with a top folder)
+        inner = [os.path.join(p, d) for d in sorted(os.listdir(p))] if p.endswith(BUNDLE) and os.path.isdir(p) else []
+        return next((q for q in [p, *inner] if os.path.isdir(os.path.join(q, "autograder"))), None)
+    roots = [r for p in (os.environ.get("IRONLAW_ROOT"), DRIVE, "../..", BUNDLE, f"../{BUNDLE}")
+             if p and (r := _engine(os.path.abspath(p)))]
     if not roots:
         import io, urllib.request, zipfile
         url = os.environ.get("IRONLAW_BUNDLE_URL") or BUNDLE_URL
@@ -31,7 +35,7 @@ except ImportError:  # not installed: the bundle named by $IRONLAW_ROOT or one a
                 zipfile.ZipFile(io.BytesIO(response.read())).extractall(BUNDLE)
         except (OSError, ValueError, zipfile.BadZipFile) as exc:  # ValueError: no address at all
             raise FileNotFoundError(f"{exc}\n{NO_BUNDLE}") from None
-        roots = [os.path.abspath(BUNDLE)]
+        roots = [r for r in [_engine(os.path.abspath(BUNDLE))] if r]
     sys.path[:0] = roots
     from autograder.grading import notebook
 notebook.install_missing()  # pip: what this Python lacks (on Colab otter-grader and a few more, under a minute)

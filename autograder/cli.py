@@ -4,7 +4,8 @@ names them, in the order ``--help`` lists them.
 
 A module that is absent is not offered: the student bundle ships only
 ``check`` and ``submit`` (``autograder.build.release``), so its CLI lists
-just what works there.
+just what works there, and a course command named there (``grade``) says
+why it is not there and exits 2.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 import click
 
 from autograder.core import i18n
+from autograder.core.i18n import N_, _
 
 COMMANDS = {  # subcommand -> module; the module's ``command`` parses, its ``main`` runs
     "check": "autograder.commands.check",
@@ -36,6 +38,10 @@ COMMANDS = {  # subcommand -> module; the module's ``command`` parses, its ``mai
 }
 
 
+NOT_IN_BUNDLE = N_("`autograder {command}` is not in this student bundle: it holds only what a student needs "
+                   "(check, submit) and only the public tests. Grading runs in the course repository.")
+
+
 def _present(name: str) -> bool:
     return name in COMMANDS and importlib.util.find_spec(COMMANDS[name]) is not None
 
@@ -47,7 +53,17 @@ class _Commands(click.Group):
         return [name for name in COMMANDS if _present(name)]
 
     def get_command(self, ctx, name):
-        return importlib.import_module(COMMANDS[name]).command if _present(name) else None
+        if _present(name):
+            return importlib.import_module(COMMANDS[name]).command
+        if name not in COMMANDS:
+            return None
+
+        @click.command(name, context_settings={"ignore_unknown_options": True}, add_help_option=False)
+        @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+        def absent(args):
+            print(_(NOT_IN_BUNDLE).format(command=name), file=sys.stderr)
+            return 2
+        return absent
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

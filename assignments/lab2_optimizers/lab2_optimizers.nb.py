@@ -15,34 +15,42 @@
 # %% [markdown] tags=["en"]
 # # Lab 2: optimizers and batch (sổ tay thực hành)
 #
-# *Machine Learning Systems*, Vol. I, Ch. 8 "Model Training" (huấn luyện mô hình), sections 3, 4, 6 and 8.
+# *Machine Learning Systems*, Vol. I, Ch. 8 "Model Training" (huấn luyện mô hình): §3.2 Optimization algorithms, §4.4.2 Batch size and parameter updates, §6.5 Gradient accumulation and checkpointing and §8 Fallacies and Pitfalls.
 #
 # In this lab you write the pieces of a training step that sit *after* the backward pass:
 #
 # 1. the **update rules** of SGD, momentum (động lượng), RMSprop and Adam, in NumPy, with the optimizer state (trạng thái) passed in and out explicitly;
 # 2. their **trajectories** (quỹ đạo) on a 2-D loss surface (mặt mất mát);
 # 3. the **memory of optimizer state**: the 1×/2×/2×/3× rule, checked on real `torch.optim` optimizers;
-# 4. **gradient noise** (nhiễu gradient): why the mini-batch gradient's noise falls as 1/√B;
-# 5. **GPT-2 XL's learning-rate schedule** (lịch tốc độ học) and gradient clipping;
-# 6. **gradient accumulation** (tích luỹ gradient), and the two bugs the chapter warns about.
+# 4. **AdamW**: decoupled weight decay, against `torch.optim.AdamW`, and why it is not Adam with L2;
+# 5. **gradient noise** (nhiễu gradient): why the mini-batch gradient's noise falls as 1/√B;
+# 6. **GPT-2 XL's learning-rate schedule** (lịch tốc độ học) and gradient clipping;
+# 7. **the linear scaling rule** and warmup: the learning rate for a larger batch, and where the rule stops;
+# 8. **gradient accumulation** (tích luỹ gradient): why each micro-batch's loss is divided by k, and the two bugs the chapter warns about.
 #
 # You edit `optimizers.py` and `accumulation.py`; their docstrings are the contract (every convention the grader uses is written there). `lab2_models.py` is given: a tiny seeded classifier and its data. The whole notebook runs on a CPU in well under a minute.
+#
+# Where the lab goes beyond the chapter (a rule's exact form, an experiment, a convention), the text says so and names its source, or lets you measure it.
 
 # %% [markdown] tags=["vi"]
 # # Lab 2: bộ tối ưu và batch (sổ tay thực hành)
 #
-# *Machine Learning Systems*, Tập I, Chương 8 "Model Training" (huấn luyện mô hình), các mục 3, 4, 6 và 8.
+# *Machine Learning Systems*, Tập I, Chương 8 "Model Training" (huấn luyện mô hình): §3.2 Optimization algorithms, §4.4.2 Batch size and parameter updates, §6.5 Gradient accumulation and checkpointing và §8 Fallacies and Pitfalls.
 #
 # Trong bài lab này, bạn viết các thành phần của một bước huấn luyện nằm *sau* lượt ngược:
 #
 # 1. **các quy tắc cập nhật** của SGD, động lượng (momentum), RMSprop và Adam, bằng NumPy, với trạng thái của bộ tối ưu được truyền vào và trả ra một cách tường minh;
 # 2. **quỹ đạo** của chúng trên một mặt mất mát 2 chiều;
 # 3. **bộ nhớ dành cho trạng thái bộ tối ưu**: quy tắc 1×/2×/2×/3×, được kiểm chứng trên các bộ tối ưu `torch.optim` thật;
-# 4. **nhiễu gradient**: vì sao nhiễu của gradient mini-batch giảm theo 1/√B;
-# 5. **lịch tốc độ học của GPT-2 XL** và cắt gradient (gradient clipping);
-# 6. **tích luỹ gradient**, cùng hai lỗi mà chương sách cảnh báo.
+# 4. **AdamW**: suy giảm trọng số tách rời (decoupled weight decay), so với `torch.optim.AdamW`, và vì sao nó không phải Adam với L2;
+# 5. **nhiễu gradient**: vì sao nhiễu của gradient mini-batch giảm theo 1/√B;
+# 6. **lịch tốc độ học của GPT-2 XL** và cắt gradient (gradient clipping);
+# 7. **quy tắc tỉ lệ tuyến tính** (linear scaling rule) và khởi động (warmup): tốc độ học cho batch lớn hơn, và nơi quy tắc dừng đúng;
+# 8. **tích luỹ gradient**: vì sao mất mát của mỗi micro-batch được chia cho k, cùng hai lỗi mà chương sách cảnh báo.
 #
 # Bạn sửa `optimizers.py` và `accumulation.py`; docstring của chúng là bản hợp đồng (mọi quy ước mà bộ chấm sử dụng đều được ghi ở đó). `lab2_models.py` được cho sẵn: một bộ phân loại rất nhỏ với seed cố định, cùng dữ liệu của nó. Toàn bộ sổ tay chạy trên CPU, dưới 1 phút và còn dư nhiều thời gian.
+#
+# Chỗ nào bài lab đi xa hơn chương sách (dạng chính xác của một quy tắc, một thí nghiệm, một quy ước), văn bản nói rõ điều đó và nêu nguồn, hoặc để bạn tự đo.
 
 # %% [markdown] tags=["en"]
 # ### Setup, and checking as you go
@@ -84,7 +92,7 @@ STYLE = {"sgd": dict(color="tab:blue", ls="-", marker="o"), "momentum": dict(col
          "rmsprop": dict(color="tab:green", ls="-.", marker="^"), "adam": dict(color="tab:red", ls=":", marker="D")}
 
 # %% [markdown] tags=["en"]
-# ## 1. Update rules (bộ tối ưu), section 3
+# ## 1. Update rules (bộ tối ưu): §3.2.2 Adaptive and momentum-based optimizers
 #
 # With gradient $g_t$ (plus weight decay $\lambda\theta$ when asked for), PyTorch's rules are
 #
@@ -95,10 +103,12 @@ STYLE = {"sgd": dict(color="tab:blue", ls="-", marker="o"), "momentum": dict(col
 # | RMSprop | $s$ (starts at 0) | $s \leftarrow \alpha s + (1-\alpha) g^2,\ \theta \leftarrow \theta - \eta\, g / (\sqrt{s} + \epsilon)$ |
 # | Adam | $m, v$, step $t$ | $\hat m = m/(1-\beta_1^t),\ \hat v = v/(1-\beta_2^t),\ \theta \leftarrow \theta - \eta\, \hat m / (\sqrt{\hat v} + \epsilon)$ |
 #
+# Adam's equations are the chapter's (§3.2.2.3 Adam optimization); the details the grader checks beyond them (the momentum buffer starting at the first gradient, weight decay added to the gradient) are PyTorch's defaults, and the docstrings state them.
+#
 # Implement `sgd_step`, `rmsprop_step` and `adam_step`. The cell below replays the same 50 gradients through your Adam and through `torch.optim.Adam`; the grader does the same for every rule, over many steps, to about 1e-6.
 
 # %% [markdown] tags=["vi"]
-# ## 1. Các quy tắc cập nhật (bộ tối ưu), mục 3
+# ## 1. Các quy tắc cập nhật (bộ tối ưu): §3.2.2 Adaptive and momentum-based optimizers
 #
 # Với gradient $g_t$ (cộng thêm suy giảm trọng số (weight decay) $\lambda\theta$ khi được yêu cầu), các quy tắc của PyTorch là
 #
@@ -108,6 +118,8 @@ STYLE = {"sgd": dict(color="tab:blue", ls="-", marker="o"), "momentum": dict(col
 # | động lượng (momentum) | $b$ (khởi đầu **bằng gradient đầu tiên**) | $b \leftarrow \mu b + g,\ \theta \leftarrow \theta - \eta b$ |
 # | RMSprop | $s$ (khởi đầu bằng 0) | $s \leftarrow \alpha s + (1-\alpha) g^2,\ \theta \leftarrow \theta - \eta\, g / (\sqrt{s} + \epsilon)$ |
 # | Adam | $m, v$, bước $t$ | $\hat m = m/(1-\beta_1^t),\ \hat v = v/(1-\beta_2^t),\ \theta \leftarrow \theta - \eta\, \hat m / (\sqrt{\hat v} + \epsilon)$ |
+#
+# Các phương trình của Adam là của chương sách (§3.2.2.3 Adam optimization); những chi tiết mà bộ chấm kiểm tra ngoài chúng (bộ đệm động lượng khởi đầu bằng gradient đầu tiên, suy giảm trọng số cộng vào gradient) là mặc định của PyTorch, và docstring nêu rõ.
 #
 # Hãy cài đặt `sgd_step`, `rmsprop_step` và `adam_step`. Ô bên dưới cho cùng 50 gradient chạy lại qua Adam của bạn và qua `torch.optim.Adam`; bộ chấm làm điều tương tự cho mọi quy tắc, qua nhiều bước, với sai lệch khoảng 1e-6.
 
@@ -134,11 +146,11 @@ print(tr("max |yours - torch.optim| after 50 steps: {error}").format(
 grader.check("update_rules")
 
 # %% [markdown] tags=["en"]
-# ## 2. Trajectories on a loss surface (quỹ đạo trên mặt mất mát), section 3
+# ## 2. Trajectories on a loss surface (quỹ đạo trên mặt mất mát): §3.2.2 Adaptive and momentum-based optimizers
 #
-# Two named surfaces (given by name, the formulas are in `loss_surface`'s docstring):
+# The chapter motivates momentum and adaptive rates with ill-conditioned landscapes, "where some dimensions are steep (requiring small steps) while others are shallow". Two named surfaces, the lab's choice, make that concrete (the formulas are in `loss_surface`'s docstring):
 #
-# * `"quadratic"`: $f = \tfrac12 x^2 + 10 y^2$, curvatures 1 and 20: an ill-conditioned bowl. The step size is limited by the steep direction ($\eta < 2/20$), so progress along the flat one is slow.
+# * `"quadratic"`: $f = \tfrac12 x^2 + 10 y^2$, curvatures 1 and 20: an ill-conditioned bowl. The step size is limited by the steep direction: one SGD step multiplies $y$ by $1 - 20\eta$, which shrinks it only while $|1 - 20\eta| < 1$, i.e. $\eta < 2/20$; along the flat direction the same step multiplies $x$ by $1 - \eta > 0.9$, so progress there is slow.
 # * `"rosenbrock"`: $f = (1-x)^2 + 100(y-x^2)^2$, a narrow curved valley with its minimum at (1, 1).
 #
 # Implement `loss_surface` and `trajectory`, then compare the four optimizers.
@@ -146,11 +158,11 @@ grader.check("update_rules")
 # A trajectory is a long chain of floating-point steps, and some settings amplify rounding: RMSprop at a large learning rate bounces across Rosenbrock's valley, and two correct implementations that round differently (the gradient written as $400x^3 - 400xy + 2x - 2$ instead of autograd's order) can end up far apart. The grader measures each case's own sensitivity to rounding and allows for it, so you need not match torch bit for bit.
 
 # %% [markdown] tags=["vi"]
-# ## 2. Quỹ đạo trên mặt mất mát, mục 3
+# ## 2. Quỹ đạo trên mặt mất mát: §3.2.2 Adaptive and momentum-based optimizers
 #
-# Hai mặt được đặt tên (chọn theo tên; công thức nằm trong docstring của `loss_surface`):
+# Chương sách dẫn vào động lượng và tốc độ học thích nghi bằng các địa hình có điều kiện xấu, "nơi một số chiều dốc (cần bước nhỏ) còn các chiều khác thoải". Hai mặt được đặt tên, do bài lab chọn, cho thấy điều đó cụ thể (chọn theo tên; công thức nằm trong docstring của `loss_surface`):
 #
-# * `"quadratic"`: $f = \tfrac12 x^2 + 10 y^2$, độ cong 1 và 20: một cái bát có điều kiện xấu (ill-conditioned). Kích thước bước bị giới hạn bởi hướng dốc ($\eta < 2/20$), nên việc tiến dọc theo hướng thoải diễn ra chậm.
+# * `"quadratic"`: $f = \tfrac12 x^2 + 10 y^2$, độ cong 1 và 20: một cái bát có điều kiện xấu (ill-conditioned). Kích thước bước bị giới hạn bởi hướng dốc: một bước SGD nhân $y$ với $1 - 20\eta$, chỉ làm nó nhỏ đi khi $|1 - 20\eta| < 1$, tức $\eta < 2/20$; theo hướng thoải, cùng bước đó nhân $x$ với $1 - \eta > 0,9$, nên việc tiến theo hướng này diễn ra chậm.
 # * `"rosenbrock"`: $f = (1-x)^2 + 100(y-x^2)^2$, một thung lũng hẹp và cong, có cực tiểu tại (1, 1).
 #
 # Hãy cài đặt `loss_surface` và `trajectory`, rồi so sánh bốn bộ tối ưu.
@@ -223,16 +235,16 @@ show()
 grader.check("trajectories")
 
 # %% [markdown] tags=["en"]
-# ## 3. Optimizer state (trạng thái) and its memory, section 3
+# ## 3. Optimizer state (trạng thái) and its memory: §3.2.3 Optimization algorithm system implications
 #
-# Per parameter, SGD keeps nothing extra, momentum one buffer, RMSprop one square average, Adam two moments. Counting parameters plus state: **1×, 2×, 2×, 3×** the parameter memory. For 100M parameters in FP32, Adam's state alone is 800 MB. The work per parameter per step grows the same way: about 2, 3, 4 and 5 operations.
+# Per parameter, SGD keeps nothing extra, momentum one buffer, RMSprop one square average, Adam two moments. Counting parameters plus state: **1×, 2×, 2×, 3×** the parameter memory (the chapter's table; gradients and activations are not counted). For 100M parameters in FP32, Adam's state alone is 800 MB (§3.2.2.3 Adam optimization). The work per parameter per step grows the same way: 2, 3, 4 and 5 operations, by the same table.
 #
 # Implement `optimizer_memory` (the rule) and `optimizer_state_footprint`, which builds a real `torch.optim` optimizer, takes one step, and counts what it actually keeps.
 
 # %% [markdown] tags=["vi"]
-# ## 3. Trạng thái bộ tối ưu và bộ nhớ của nó, mục 3
+# ## 3. Trạng thái bộ tối ưu và bộ nhớ của nó: §3.2.3 Optimization algorithm system implications
 #
-# Với mỗi tham số, SGD không giữ thêm gì, động lượng giữ một bộ đệm, RMSprop một trung bình bình phương, Adam hai moment. Tính cả tham số lẫn trạng thái: **1×, 2×, 2×, 3×** bộ nhớ của tham số. Với 100M tham số ở FP32, riêng trạng thái của Adam đã chiếm 800 MB. Khối lượng tính toán cho mỗi tham số ở mỗi bước cũng tăng theo cách tương tự: khoảng 2, 3, 4 và 5 phép toán.
+# Với mỗi tham số, SGD không giữ thêm gì, động lượng giữ một bộ đệm, RMSprop một trung bình bình phương, Adam hai moment. Tính cả tham số lẫn trạng thái: **1×, 2×, 2×, 3×** bộ nhớ của tham số (bảng của chương; không tính gradient và giá trị kích hoạt). Với 100M tham số ở FP32, riêng trạng thái của Adam đã chiếm 800 MB (§3.2.2.3 Adam optimization). Khối lượng tính toán cho mỗi tham số ở mỗi bước cũng tăng theo cách tương tự: 2, 3, 4 và 5 phép toán, theo cùng bảng đó.
 #
 # Hãy cài đặt `optimizer_memory` (quy tắc) và `optimizer_state_footprint`; hàm sau tạo một bộ tối ưu `torch.optim` thật, thực hiện một bước, rồi đếm những gì nó thực sự lưu giữ.
 
@@ -262,14 +274,100 @@ plt.xticks(x, [LABEL[n] for n in names]); plt.ylabel(tr("memory / parameter memo
 grader.check("optimizer_state")
 
 # %% [markdown] tags=["en"]
-# ## 4. Gradient noise (nhiễu gradient), section 3
+# ## 4. AdamW: decoupled weight decay (suy giảm trọng số tách rời): §3.2.3 Optimization algorithm system implications
 #
-# The mini-batch gradient is a mean of B per-example gradients, so its standard deviation falls as $\sigma/\sqrt{B}$: on a log-log plot, a line of slope −0.5. Implement `gradient_noise` exactly as its docstring describes (the grader replays it), then fit the slope.
+# The chapter names AdamW as the variant that decouples "weight decay from the gradient update, improving generalization without increasing memory cost", and its footnote says why: in Adam, weight decay written as L2 regularization adds $\lambda\theta$ to the gradient, so it goes through the moments and is divided by $\sqrt{\hat v}$ like the rest of the gradient, and parameters with large historical gradients (large $v_t$) are barely regularized. The chapter gives no formula. The rule is Loshchilov and Hutter, *Decoupled Weight Decay Regularization* (ICLR 2019), beyond the chapter; `torch.optim.AdamW` writes it as
+#
+# $$\theta \leftarrow \theta\,(1 - \eta\lambda), \quad\text{then one Adam step on } g \text{ alone.}$$
+#
+# | | where the decay goes | divided by $\sqrt{\hat v}$? | state per parameter |
+# |---|---|---|---|
+# | Adam with L2, `adam_step(weight_decay=λ)` | $g \leftarrow g + \lambda\theta$ | yes | $m, v$ |
+# | AdamW, `adamw_step(weight_decay=λ)` | $\theta \leftarrow \theta(1 - \eta\lambda)$ | no | $m, v$ |
+#
+# Two conventions are PyTorch's, and the docstring fixes them: the decay is multiplied by the learning rate η (the paper's Algorithm 2 multiplies its λ by the schedule multiplier only, so the paper's λ is ηλ here), and it uses the parameters from before this step. The state is Adam's, two arrays per parameter: AdamW still costs 3× the parameter memory, the "memory-neutral upgrade" the chapter describes.
+#
+# The chapter's GPT-2 XL configuration (part 6 below) says "Adam" with "weight decay 0.01" and does not say which of the two it means.
+#
+# Implement `adamw_step` (it is a decay and an `adam_step`). The first cell checks it against `torch.optim.AdamW`; the second shows the difference from L2 on three parameters that start at 1, with gradients that alternate in sign at sizes 0.01, 1 and 100: on average the loss pulls them nowhere, so only the decay moves them.
 
 # %% [markdown] tags=["vi"]
-# ## 4. Nhiễu gradient, mục 3
+# ## 4. AdamW: suy giảm trọng số tách rời (decoupled weight decay): §3.2.3 Optimization algorithm system implications
 #
-# Gradient mini-batch là trung bình của B gradient theo từng mẫu, nên độ lệch chuẩn của nó giảm theo $\sigma/\sqrt{B}$: trên đồ thị log-log, đó là một đường thẳng có hệ số góc −0,5. Hãy cài đặt `gradient_noise` đúng như docstring của nó mô tả (bộ chấm chạy lại đúng thí nghiệm đó), rồi khớp hệ số góc.
+# Chương sách nêu AdamW là biến thể tách "suy giảm trọng số khỏi bước cập nhật gradient, cải thiện khả năng tổng quát hoá mà không tăng bộ nhớ", và chú thích của nó giải thích vì sao: trong Adam, suy giảm trọng số viết dưới dạng điều chuẩn L2 cộng $\lambda\theta$ vào gradient, nên nó đi qua các moment và bị chia cho $\sqrt{\hat v}$ như phần còn lại của gradient, và các tham số có gradient lịch sử lớn ($v_t$ lớn) hầu như không được điều chuẩn. Chương sách không đưa công thức. Quy tắc là của Loshchilov và Hutter, *Decoupled Weight Decay Regularization* (ICLR 2019), ngoài phạm vi chương; `torch.optim.AdamW` viết nó thành
+#
+# $$\theta \leftarrow \theta\,(1 - \eta\lambda), \quad\text{rồi một bước Adam chỉ với } g.$$
+#
+# | | suy giảm đi vào đâu | bị chia cho $\sqrt{\hat v}$? | trạng thái mỗi tham số |
+# |---|---|---|---|
+# | Adam với L2, `adam_step(weight_decay=λ)` | $g \leftarrow g + \lambda\theta$ | có | $m, v$ |
+# | AdamW, `adamw_step(weight_decay=λ)` | $\theta \leftarrow \theta(1 - \eta\lambda)$ | không | $m, v$ |
+#
+# Hai quy ước là của PyTorch, và docstring cố định chúng: suy giảm được nhân với tốc độ học η (Thuật toán 2 của bài báo chỉ nhân λ của nó với hệ số lịch, nên λ của bài báo ở đây là ηλ), và nó dùng tham số *trước* bước này. Trạng thái giống Adam, hai mảng cho mỗi tham số: AdamW vẫn tốn 3× bộ nhớ tham số, đúng là "nâng cấp không tốn thêm bộ nhớ" mà chương sách mô tả.
+#
+# Cấu hình GPT-2 XL của chương (phần 6 của sổ tay này) ghi "Adam" với "weight decay 0,01" và không nói là cách nào trong hai cách trên.
+#
+# Hãy cài đặt `adamw_step` (nó là một lần suy giảm và một `adam_step`). Ô đầu tiên so nó với `torch.optim.AdamW`; ô thứ hai cho thấy khác biệt với L2 trên ba tham số bắt đầu từ 1, với gradient đổi dấu luân phiên ở các độ lớn 0,01, 1 và 100: tính trung bình, mất mát không kéo chúng đi đâu cả, nên chỉ có suy giảm làm chúng thay đổi.
+
+# %%
+theta, state = theta0, {}
+for g in grads:  # the same 50 gradients as in part 1
+    theta, state = optimizers.adamw_step(params=theta, grads=g, state=state, lr=1e-2, weight_decay=0.1)
+
+p = torch.tensor(theta0, requires_grad=True)
+opt = torch.optim.AdamW([p], lr=1e-2, weight_decay=0.1)
+for g in grads:
+    p.grad = torch.tensor(g)
+    opt.step()
+
+print(tr("max |yours - torch.optim.AdamW| after 50 steps: {error}").format(
+    error=num(np.abs(theta - p.detach().numpy()).max(), ".1e")))
+arrays = [key for key, value in state.items() if np.shape(value) == theta0.shape]
+print(tr("AdamW's state keeps {keys}: {n} arrays of the parameters' shape, so parameters plus state are {multiple}x").format(
+    keys=sorted(state), n=num(len(arrays)), multiple=num(1 + len(arrays))))
+
+# %%
+# Three parameters, all starting at 1; gradient sizes 0.01, 1 and 100, alternating in sign: no net pull from the loss.
+sizes, lr, decay, n = np.array([0.01, 1.0, 100.0]), 1e-2, 0.1, 300
+runs = {}
+for name, step_fn in (("AdamW", optimizers.adamw_step), (tr("Adam with L2"), optimizers.adam_step)):
+    theta, state, path = np.ones(3), {}, [np.ones(3)]
+    for t in range(n):
+        theta, state = step_fn(params=theta, grads=sizes * (-1.0) ** t, state=state, lr=lr, weight_decay=decay)
+        path.append(theta)
+    runs[name] = np.array(path)  # (n + 1, 3)
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True, layout="constrained")
+for ax, (name, path) in zip(axes, runs.items()):
+    for i, (size, ls) in enumerate(zip(sizes, ("-", "--", ":"))):
+        ax.plot(path[:, i], ls, label=tr("gradient size {size}").format(size=num(size, "g")))
+    ax.plot((1 - lr * decay) ** np.arange(n + 1), color="0.6", lw=5, alpha=0.5, zorder=0, label="(1 − ηλ)^t")
+    ax.set_title(name); ax.set_xlabel(tr("step")); ax.legend(fontsize=8)
+axes[0].set_ylabel(tr("parameter value"))
+show()
+for name, path in runs.items():
+    print(tr("{method}: after {n} steps the parameters are {values}").format(
+        method=f"{name:>13}", n=num(n), values=nums(path[-1], ".3f")))
+print(tr("decay alone, (1 - lr * weight_decay)^{n} = {value}").format(n=num(n), value=num((1 - lr * decay) ** n, ".3f")))
+
+# %% [markdown] tags=["en"]
+# With AdamW the three parameters shrink together, whatever their gradients, just below $(1-\eta\lambda)^t$: the small gap is Adam's own first steps on the alternating gradient, the same for all three because Adam's step $\hat m/\sqrt{\hat v}$ does not depend on the gradient's size. With L2 the decay term is divided by each parameter's own $\sqrt{\hat v}$: the parameter with small gradients is pushed to 0 within about two hundred steps, while the one with gradients of size 100 hardly moves. That is the footnote's "weakened regularization for parameters with large historical gradients", measured.
+
+# %% [markdown] tags=["vi"]
+# Với AdamW, ba tham số co lại cùng nhau, bất kể gradient của chúng, ngay dưới đường $(1-\eta\lambda)^t$: khoảng cách nhỏ là do vài bước Adam đầu tiên trên gradient đổi dấu, như nhau cho cả ba vì bước Adam $\hat m/\sqrt{\hat v}$ không phụ thuộc vào độ lớn của gradient. Với L2, số hạng suy giảm bị chia cho $\sqrt{\hat v}$ của riêng từng tham số: tham số có gradient nhỏ bị đẩy về 0 trong khoảng hai trăm bước, còn tham số có gradient cỡ 100 gần như không đổi. Đó chính là điều chú thích của chương gọi là "điều chuẩn bị yếu đi ở các tham số có gradient lịch sử lớn", được đo ra.
+
+# %%
+grader.check("adamw")
+
+# %% [markdown] tags=["en"]
+# ## 5. Gradient noise (nhiễu gradient): §3.2.1.2 Mini-batch processing
+#
+# The mini-batch gradient is a mean of B per-example gradients, so its standard deviation falls as $\sigma/\sqrt{B}$: on a log-log plot, a line of slope −0.5. The chapter states the 1/√B; it has no experiment for it, so the one here is the lab's (a fixed model, batches drawn with replacement from a pool). Implement `gradient_noise` exactly as its docstring describes (the grader replays it), then fit the slope.
+
+# %% [markdown] tags=["vi"]
+# ## 5. Nhiễu gradient: §3.2.1.2 Mini-batch processing
+#
+# Gradient mini-batch là trung bình của B gradient theo từng mẫu, nên độ lệch chuẩn của nó giảm theo $\sigma/\sqrt{B}$: trên đồ thị log-log, đó là một đường thẳng có hệ số góc −0,5. Chương sách nêu quy luật 1/√B nhưng không có thí nghiệm cho nó, nên thí nghiệm ở đây là của bài lab (một mô hình cố định, các batch rút có hoàn lại từ một tập mẫu). Hãy cài đặt `gradient_noise` đúng như docstring của nó mô tả (bộ chấm chạy lại đúng thí nghiệm đó), rồi khớp hệ số góc.
 
 # %%
 batch_sizes = [1, 2, 4, 8, 16, 32, 64, 128]
@@ -284,23 +382,23 @@ ax.set_xticks(B, [str(b) for b in batch_sizes]); ax.xaxis.set_minor_locator(plt.
 ax.set_xlabel(tr("batch size B")); ax.set_ylabel(tr("gradient noise (std)")); ax.legend(loc="lower left"); show()
 
 # %% [markdown] tags=["en"]
-# Quadrupling the batch only halves the noise; this diminishing return is one reason large-batch training needs a retuned learning rate.
+# Quadrupling the batch only halves the noise. The chapter draws the consequence in §3.2.1.2 Mini-batch processing: beyond the critical batch size, "the noise reduction from larger batches no longer compensates for the reduced number of updates per epoch". Part 7 turns that into a learning rate.
 
 # %% [markdown] tags=["vi"]
-# Tăng batch lên gấp bốn chỉ làm nhiễu giảm một nửa; lợi ích giảm dần này là một lý do khiến huấn luyện với batch lớn cần chỉnh lại tốc độ học.
+# Tăng batch lên gấp bốn chỉ làm nhiễu giảm một nửa. Chương sách rút ra hệ quả trong §3.2.1.2 Mini-batch processing: vượt quá kích thước batch tới hạn (critical batch size), "mức giảm nhiễu nhờ batch lớn hơn không còn bù được số lần cập nhật ít đi trong mỗi epoch". Phần 7 biến điều đó thành một tốc độ học.
 
 # %%
 grader.check("gradient_noise")
 
 # %% [markdown] tags=["en"]
-# ## 5. GPT-2 XL's learning-rate schedule (lịch tốc độ học), section 4
+# ## 6. GPT-2 XL's learning-rate schedule (lịch tốc độ học): §3.2.3 Optimization algorithm system implications, §3.2.5 Learning rate scheduling integration
 #
-# GPT-2 XL trains with Adam, β = (0.9, 0.999), weight decay 0.01 and gradient clipping at global norm 1.0. The learning rate warms up linearly from 0 to 2.5e-4 over 500 steps, then follows a cosine down to a floor (0 by default; the chapter does not state it) at step 50,000. Implement `lr_schedule` and `clip_grad_norm`.
+# The chapter's GPT-2 XL configuration ("a representative GPT-2 XL training configuration", the callout in §3.2.3 Optimization algorithm system implications) uses Adam, β = (0.9, 0.999), weight decay 0.01 and gradient clipping at global norm 1.0. The learning rate warms up linearly from 0 to 2.5e-4 over 500 steps, then follows a cosine decay. The chapter states neither where the cosine ends nor its floor: the lab ends it at step 50,000, from the same callout's "converges in ~50K steps", and makes the floor a parameter (0 by default). A schedule is a state-free hook on η (§3.2.5 Learning rate scheduling integration): it changes the rate, never the optimizer's equations. Implement `lr_schedule` and `clip_grad_norm`.
 
 # %% [markdown] tags=["vi"]
-# ## 5. Lịch tốc độ học của GPT-2 XL, mục 4
+# ## 6. Lịch tốc độ học của GPT-2 XL: §3.2.3 Optimization algorithm system implications, §3.2.5 Learning rate scheduling integration
 #
-# GPT-2 XL được huấn luyện bằng Adam, β = (0,9; 0,999), suy giảm trọng số (weight decay) 0,01 và cắt gradient ở chuẩn toàn cục (global norm) 1,0. Tốc độ học khởi động (warmup): tăng tuyến tính từ 0 lên 2,5e-4 trong 500 bước, rồi giảm theo đường cosin xuống một mức sàn (mặc định là 0; chương sách không nêu mức này) tại bước 50.000. Hãy cài đặt `lr_schedule` và `clip_grad_norm`.
+# Cấu hình GPT-2 XL của chương ("một cấu hình huấn luyện GPT-2 XL tiêu biểu", khung trong §3.2.3 Optimization algorithm system implications) dùng Adam, β = (0,9; 0,999), suy giảm trọng số (weight decay) 0,01 và cắt gradient ở chuẩn toàn cục (global norm) 1,0. Tốc độ học khởi động (warmup): tăng tuyến tính từ 0 lên 2,5e-4 trong 500 bước, rồi giảm theo đường cosin. Chương sách không nêu đường cosin kết thúc ở đâu, cũng không nêu mức sàn: bài lab cho nó kết thúc tại bước 50.000, lấy từ câu "hội tụ sau ~50K bước" trong cùng khung đó, và để mức sàn là một tham số (mặc định 0). Lịch tốc độ học là một móc (hook) không trạng thái tác động lên η (§3.2.5 Learning rate scheduling integration): nó đổi tốc độ học, không bao giờ đổi các phương trình của bộ tối ưu. Hãy cài đặt `lr_schedule` và `clip_grad_norm`.
 
 # %%
 for key, value in optimizers.GPT2_XL.items():  # the chapter's setup
@@ -328,42 +426,130 @@ print(tr("clip {grads} to norm 1: {clipped}, norm before: {norm}").format(
 grader.check("schedule")
 
 # %% [markdown] tags=["en"]
-# ## 6. Gradient accumulation (tích luỹ gradient), sections 6 and 8
+# ## 7. The linear scaling rule and warmup (quy tắc tỉ lệ tuyến tính và khởi động): §3.2.1.2 Mini-batch processing, §4.4.2 Batch size and parameter updates, §8 Fallacies and Pitfalls
 #
-# When a batch of B examples does not fit, run k micro-batches of b examples, calling `backward()` on each so the gradients add up in `.grad`, then step once. GPT-2's setup: micro-batch 16 × 4 accumulation steps × 8 GPUs = an effective batch of 512.
+# A batch k times larger gives k times fewer updates per epoch. The linear scaling rule (Goyal et al., *Accurate, Large Minibatch SGD*, 2017, which the chapter cites) makes up for it with k times the learning rate:
 #
-# For the sum to be the big-batch gradient, each micro-batch's mean loss must be scaled by $b_j/B$ (= 1/k for equal micro-batches):
-# $$\nabla L = \frac1k \sum_j \frac1b \sum_{i \in j} \nabla \ell_i.$$
+# $$\eta_\text{new} = \eta_\text{base}\cdot\frac{B_\text{new}}{B_\text{base}}.$$
 #
-# Time: the chapter writes the time per update as $k\,T_\text{micro} + (k-1)\,T_\text{sync}$. In data-parallel training every `backward()` all-reduces the gradients; the $k-1$ synchronizations of the intermediate micro-batches are wasted work, and wrapping those backwards in `no_sync()` removes them, leaving a single sync per update.
+# The chapter's numbers: batch 32 → 256 takes 8× the learning rate (§4.4.2 Batch size and parameter updates, its figure of three loss curves); batch 512 → 4,096 takes 0.1 → 0.8, and large-scale training "also requires warmup schedules" (§8 Fallacies and Pitfalls, the third fallacy). And a ceiling: the rule "holds only up to the critical batch size", near 8,192 for ResNet-50 on ImageNet (§3.2.1.2 Mini-batch processing); beyond it, accuracy degrades "even with perfectly scaled learning rates".
+#
+# Implement `linear_scaling_rule` (None beyond the critical batch; 8,192 is the default, but a critical batch belongs to its workload) and `scaled_lr_schedule`, the warmup and cosine of part 6 with the scaled rate as the peak (reuse `lr_schedule`). The chapter gives no warmup length for a scaled batch, so it is a parameter; the lab warms up from 0, as GPT-2 XL's schedule does, where Goyal et al. start from η_base and warm up over 5 epochs (beyond the chapter).
+
+# %% [markdown] tags=["vi"]
+# ## 7. Quy tắc tỉ lệ tuyến tính và khởi động (warmup): §3.2.1.2 Mini-batch processing, §4.4.2 Batch size and parameter updates, §8 Fallacies and Pitfalls
+#
+# Batch lớn gấp k lần thì số lần cập nhật mỗi epoch ít đi k lần. Quy tắc tỉ lệ tuyến tính (Goyal và cộng sự, *Accurate, Large Minibatch SGD*, 2017, được chương sách trích dẫn) bù lại bằng tốc độ học gấp k lần:
+#
+# $$\eta_\text{new} = \eta_\text{base}\cdot\frac{B_\text{new}}{B_\text{base}}.$$
+#
+# Các con số của chương: batch 32 → 256 cần tốc độ học gấp 8 (§4.4.2 Batch size and parameter updates, hình ba đường mất mát); batch 512 → 4.096 nghĩa là 0,1 → 0,8, và huấn luyện quy mô lớn "còn cần lịch khởi động (warmup)" (§8 Fallacies and Pitfalls, ngộ nhận thứ ba). Và một giới hạn trên: quy tắc "chỉ đúng đến kích thước batch tới hạn", khoảng 8.192 với ResNet-50 trên ImageNet (§3.2.1.2 Mini-batch processing); vượt quá đó, độ chính xác giảm "kể cả khi tốc độ học được tỉ lệ hoàn hảo".
+#
+# Hãy cài đặt `linear_scaling_rule` (trả về None khi vượt batch tới hạn; mặc định là 8.192, nhưng batch tới hạn thuộc về từng bài toán) và `scaled_lr_schedule`: warmup và cosin của phần 6 với đỉnh là tốc độ học đã tỉ lệ (dùng lại `lr_schedule`). Chương sách không nêu độ dài warmup cho batch đã tỉ lệ, nên đó là một tham số; bài lab khởi động từ 0 như lịch của GPT-2 XL, còn Goyal và cộng sự bắt đầu từ η_base và khởi động trong 5 epoch (ngoài phạm vi chương).
+
+# %%
+for base_batch, new_batch, base_lr in ((32, 256, 1.0), (512, 4096, 0.1), (256, 8192, 0.1), (512, 16_384, 0.1)):
+    lr = optimizers.linear_scaling_rule(base_lr=base_lr, base_batch=base_batch, new_batch=new_batch)
+    print(tr("batch {base} -> {new}, base rate {base_lr}: {lr}").format(
+        base=num(base_batch), new=num(new_batch), base_lr=num(base_lr, "g"),
+        lr=tr("the rule does not hold (None)") if lr is None else num(lr, "g")))
+
+steps = np.arange(0, 5_001, 10)
+schedule = optimizers.scaled_lr_schedule(steps=steps, base_lr=0.1, base_batch=512, new_batch=4096,
+                                         warmup_steps=500, total_steps=5_000)
+fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
+ax.plot(steps, schedule, label=tr("batch 4,096: warmup to the scaled rate, then cosine"))
+ax.axhline(0.1, color="0.5", ls=":", label=tr("batch 512's rate"))
+ax.set_xlabel(tr("step")); ax.set_ylabel(tr("learning rate")); ax.legend(fontsize=8); show()
+
+# %% [markdown] tags=["en"]
+# You measure it: the lab's own experiment, on `lab2_models` with a fixed seed (8 epochs of 4,096 examples, plain SGD). Batch 32 at η = 0.1 is the baseline; batch 256 at the same η; batch 256 at the rate the rule gives; and batch 4,096 at the rule's rate too.
+
+# %% [markdown] tags=["vi"]
+# Bạn tự đo: thí nghiệm riêng của bài lab, trên `lab2_models` với seed cố định (8 epoch trên 4.096 mẫu, SGD thuần). Batch 32 với η = 0,1 là mốc; batch 256 với cùng η; batch 256 với tốc độ học mà quy tắc cho; và batch 4.096, cũng với tốc độ học của quy tắc.
+
+# %%
+train_config = {**lab2_models.DEFAULT_CONFIG, "d_hidden": 32}
+data = lab2_models.make_batch(train_config, n=4096, seed=1)
+
+def train(batch_size, lr, epochs=8):
+    # plain SGD over shuffled batches of the same 4,096 examples; the training loss after each epoch
+    model = lab2_models.build_model(train_config)
+    sgd = torch.optim.SGD(model.parameters(), lr=lr)
+    order = torch.Generator().manual_seed(0)
+    losses = []
+    for _epoch in range(epochs):
+        perm = torch.randperm(4096, generator=order)
+        for i in range(0, 4096, batch_size):
+            idx = perm[i : i + batch_size]
+            sgd.zero_grad()
+            lab2_models.loss_fn(model, {"x": data["x"][idx], "y": data["y"][idx]}).backward()
+            sgd.step()
+        with torch.no_grad():
+            losses.append(lab2_models.loss_fn(model, data).item())
+    return losses
+
+runs = {}
+for batch_size, rule in ((32, False), (256, False), (256, True), (4096, True)):
+    lr = optimizers.linear_scaling_rule(base_lr=0.1, base_batch=32, new_batch=batch_size) if rule else 0.1
+    runs[tr("batch {b}, lr {lr}").format(b=num(batch_size), lr=num(lr, "g"))] = train(batch_size, lr)
+fig, ax = plt.subplots(figsize=(6, 3.4), layout="constrained")
+for (label, losses), style in zip(runs.items(), ("-o", "--s", ":^", "-.D")):
+    ax.semilogy(range(1, 9), losses, style, ms=4, label=label)
+ax.set_xlabel(tr("epoch")); ax.set_ylabel(tr("training loss")); ax.legend(fontsize=8); show()
+
+# %% [markdown] tags=["en"]
+# At batch 256 the unchanged rate lags behind: 8× fewer updates, each the same size. With 8× the rate, batch 256 follows batch 32 epoch for epoch, as the chapter's figure in §4.4.2 Batch size and parameter updates draws it. At 4,096 the function (with ResNet-50's critical batch) still answers 12.8, and training blows up: this model's limit is far below 8,192. Here the scaled rate is more than the loss surface tolerates, as SGD on the quadratic of part 2 diverged above η = 2/20; the chapter's critical batch is another limit (larger batches stop paying for fewer updates), but both say the same thing: the linear rule has a ceiling, and it belongs to the workload, which is why the critical batch is a parameter and why large batches warm up.
+
+# %% [markdown] tags=["vi"]
+# Ở batch 256, tốc độ học giữ nguyên bị tụt lại: số lần cập nhật ít đi 8 lần, mỗi lần vẫn cùng độ lớn. Với tốc độ học gấp 8, batch 256 bám theo batch 32 qua từng epoch, đúng như hình của chương trong §4.4.2 Batch size and parameter updates. Ở batch 4.096, hàm (với batch tới hạn của ResNet-50) vẫn trả lời 12,8, và việc huấn luyện bùng nổ: giới hạn của mô hình này thấp hơn 8.192 rất nhiều. Ở đây tốc độ học đã tỉ lệ vượt quá mức mà mặt mất mát chịu được, giống như SGD trên mặt bậc hai ở phần 2 phân kỳ khi η vượt 2/20; batch tới hạn của chương là một giới hạn khác (batch lớn hơn không còn bù được số lần cập nhật ít đi), nhưng cả hai cùng nói một điều: quy tắc tuyến tính có giới hạn trên, và giới hạn đó thuộc về bài toán; vì vậy batch tới hạn là một tham số, và batch lớn cần khởi động (warmup).
+
+# %%
+grader.check("lr_scaling")
+
+# %% [markdown] tags=["en"]
+# ## 8. Gradient accumulation (tích luỹ gradient): §6.5.1.1 Gradient accumulation, §6.5.4 Practical considerations
+#
+# When a batch of B examples does not fit, run k micro-batches of b examples, calling `backward()` on each so the gradients add up in `.grad`, then step once. GPT-2's setup: micro-batch 16 × 4 accumulation steps × 8 GPUs = an effective batch of 512 (§6.5.3 Memory and computational benefits).
+#
+# **Why 1/k.** The loss is a *mean* over the examples of a batch, and so is the big-batch loss the accumulation must reproduce. With k micro-batches of b examples (B = k·b), the mean over all B examples is the mean of the k micro-batch means, the chapter's equation in §6.5.1.1 Gradient accumulation:
+# $$\nabla L_B = \frac1B \sum_{i=1}^{B} \nabla \ell_i = \frac1k \sum_{j=1}^{k} \Big(\frac1b \sum_{i \in j} \nabla \ell_i\Big).$$
+# So each micro-batch's mean loss is divided by k before `backward()` (the chapter's listing writes `loss = model(micro_batch) / 4`, and its figure's "Sum" adds gradients of losses already divided), and then "the learning rate needs no adjustment" (§6.5.4 Practical considerations). Summing without the 1/k gives k times the gradient. A sum is right in three cases: the chapter's other convention, sum and divide the learning rate by k instead (plain SGD then takes the same step, but the accumulated gradient is k× the mean, and §6.5.4 Practical considerations calls the choice "a common source of subtle bugs"); a loss that is a *sum* over examples; and a weighted sum, when the micro-batches are unequal. The chapter's equation assumes equal micro-batches; with a short last one, 1/k gives it too much weight, and the mean over all examples weights each micro-batch by its share of the examples, $b_j/B$ (which is 1/k when the sizes are equal):
+# $$\nabla L_B = \sum_{j} \frac{b_j}{B}\,\nabla\Big(\frac{1}{b_j}\sum_{i \in j} \ell_i\Big).$$
+# This function keeps the learning rate and reports the gradient, so it scales each loss by $b_j/B$.
+#
+# Time: the chapter writes the time per update as $k\,T_\text{micro} + (k-1)\,T_\text{sync}$ (§6.5.1.1 Gradient accumulation). In data-parallel training every `backward()` all-reduces the gradients; the $k-1$ synchronizations of the intermediate micro-batches are wasted work, and in the chapter's GPT-2 accumulation (§6.5.3 Memory and computational benefits) `no_sync()` suppresses them, so that the AllReduce "fires only once per effective batch".
 #
 # The chapter names two bugs, and the hidden tests check for both:
 #
-# * **(A)** summing the micro-batch gradients without dividing by k: the gradient is k× too large;
-# * **(B)** a misplaced `zero_grad()`: the previous step's gradient leaks into the next.
+# * **(A)** summing the micro-batch gradients without dividing by k, while keeping the learning rate: the gradient is k× too large (§6.5.4 Practical considerations);
+# * **(B)** a misplaced `zero_grad()`: the previous step's gradient leaks into the next (§3.2.4 Framework optimizer interface and scheduling: clearing the gradients "prevents stale gradients from contaminating the next batch").
 #
-# A third pitfall: with a short last micro-batch, averaging the per-micro-batch means with weight 1/k is not the mean over examples.
+# A third case, the lab's own step beyond the chapter's equation: with a short last micro-batch, averaging the micro-batch means with weight 1/k is not the mean over examples.
 #
 # And the point of it all: the model must never see the whole big batch at once, or no memory was saved. Putting all B examples through one forward gives exactly the big-batch gradient, so the numbers cannot show it. The shipped model shows it instead: it records every forward it runs (`model.forward_log`: how many examples, and a fingerprint of which), `accumulate_and_step` returns that log as `"forward_log"`, and the grader compares it with the micro-batches it expects.
 #
 # Implement `split_batch` and `accumulate_and_step`, then compare with the big-batch gradient.
 
 # %% [markdown] tags=["vi"]
-# ## 6. Tích luỹ gradient, mục 6 và 8
+# ## 8. Tích luỹ gradient: §6.5.1.1 Gradient accumulation, §6.5.4 Practical considerations
 #
-# Khi một batch gồm B mẫu không vừa bộ nhớ, hãy chạy k micro-batch, mỗi micro-batch b mẫu, gọi `backward()` trên từng micro-batch để các gradient cộng dồn vào `.grad`, rồi cập nhật một lần. Cấu hình của GPT-2: micro-batch 16 × 4 bước tích luỹ × 8 GPU = batch hiệu dụng 512.
+# Khi một batch gồm B mẫu không vừa bộ nhớ, hãy chạy k micro-batch, mỗi micro-batch b mẫu, gọi `backward()` trên từng micro-batch để các gradient cộng dồn vào `.grad`, rồi cập nhật một lần. Cấu hình của GPT-2: micro-batch 16 × 4 bước tích luỹ × 8 GPU = batch hiệu dụng 512 (§6.5.3 Memory and computational benefits).
 #
-# Để tổng này đúng bằng gradient của batch lớn, mất mát trung bình của mỗi micro-batch phải được nhân với $b_j/B$ (= 1/k khi các micro-batch có kích thước bằng nhau):
-# $$\nabla L = \frac1k \sum_j \frac1b \sum_{i \in j} \nabla \ell_i.$$
+# **Vì sao 1/k.** Mất mát là *trung bình* trên các mẫu của một batch, và mất mát của batch lớn mà việc tích luỹ phải tái tạo cũng vậy. Với k micro-batch, mỗi micro-batch b mẫu (B = k·b), trung bình trên cả B mẫu bằng trung bình của k giá trị trung bình micro-batch, đúng phương trình của chương trong §6.5.1.1 Gradient accumulation:
+# $$\nabla L_B = \frac1B \sum_{i=1}^{B} \nabla \ell_i = \frac1k \sum_{j=1}^{k} \Big(\frac1b \sum_{i \in j} \nabla \ell_i\Big).$$
+# Vì vậy mất mát trung bình của mỗi micro-batch được chia cho k trước `backward()` (đoạn mã của chương viết `loss = model(micro_batch) / 4`, và chữ "Sum" trong hình của chương cộng các gradient của những mất mát đã được chia), và khi đó "tốc độ học không cần điều chỉnh" (§6.5.4 Practical considerations). Cộng mà không chia cho k thì gradient lớn gấp k lần. Tổng là đúng trong ba trường hợp: quy ước còn lại của chương, cộng rồi chia tốc độ học cho k (SGD thuần khi đó đi đúng bước như vậy, nhưng gradient tích luỹ gấp k lần trung bình, và §6.5.4 Practical considerations gọi lựa chọn này là "một nguồn lỗi tinh vi thường gặp"); mất mát là *tổng* theo mẫu; và tổng có trọng số, khi các micro-batch không bằng nhau. Phương trình của chương giả định các micro-batch bằng nhau; khi micro-batch cuối ngắn hơn, trọng số 1/k cho nó quá nhiều ảnh hưởng, còn trung bình trên mọi mẫu thì gán cho mỗi micro-batch trọng số bằng phần mẫu của nó, $b_j/B$ (bằng 1/k khi các kích thước bằng nhau):
+# $$\nabla L_B = \sum_{j} \frac{b_j}{B}\,\nabla\Big(\frac{1}{b_j}\sum_{i \in j} \ell_i\Big).$$
+# Hàm của bài lab giữ nguyên tốc độ học và trả về gradient, nên nó nhân mất mát của mỗi micro-batch với $b_j/B$.
 #
-# Thời gian: chương sách viết thời gian cho mỗi lần cập nhật là $k\,T_\text{micro} + (k-1)\,T_\text{sync}$. Trong huấn luyện song song dữ liệu (data-parallel), mỗi lần `backward()` đều all-reduce các gradient; $k-1$ lần đồng bộ của các micro-batch trung gian là công sức lãng phí, và bọc các lượt ngược đó trong `no_sync()` sẽ loại bỏ chúng, chỉ còn một lần đồng bộ cho mỗi lần cập nhật.
+# Thời gian: chương sách viết thời gian cho mỗi lần cập nhật là $k\,T_\text{micro} + (k-1)\,T_\text{sync}$ (§6.5.1.1 Gradient accumulation). Trong huấn luyện song song dữ liệu (data-parallel), mỗi lần `backward()` đều all-reduce các gradient; $k-1$ lần đồng bộ của các micro-batch trung gian là công sức lãng phí, và trong cách tích luỹ GPT-2 của chương (§6.5.3 Memory and computational benefits), `no_sync()` chặn các lần đó, để AllReduce "chỉ chạy một lần cho mỗi batch hiệu dụng".
 #
 # Chương sách nêu tên hai lỗi, và các bài kiểm thử ẩn kiểm tra cả hai:
 #
-# * **(A)** cộng các gradient của micro-batch mà không chia cho k: gradient lớn gấp k lần;
-# * **(B)** đặt `zero_grad()` sai chỗ: gradient của bước trước rò sang bước sau.
+# * **(A)** cộng các gradient của micro-batch mà không chia cho k trong khi giữ nguyên tốc độ học: gradient lớn gấp k lần (§6.5.4 Practical considerations);
+# * **(B)** đặt `zero_grad()` sai chỗ: gradient của bước trước rò sang bước sau (§3.2.4 Framework optimizer interface and scheduling: xoá gradient "ngăn gradient cũ làm nhiễm bẩn batch tiếp theo").
 #
-# Cạm bẫy thứ ba: khi micro-batch cuối ngắn hơn, lấy trung bình các giá trị trung bình của từng micro-batch với trọng số 1/k không cho ra giá trị trung bình trên các mẫu.
+# Trường hợp thứ ba, bước riêng của bài lab đi xa hơn phương trình của chương: khi micro-batch cuối ngắn hơn, lấy trung bình các giá trị trung bình của từng micro-batch với trọng số 1/k không cho ra giá trị trung bình trên các mẫu.
 #
 # Và mục đích của tất cả: mô hình không bao giờ được thấy cả batch lớn cùng một lúc, nếu không thì chẳng tiết kiệm được chút bộ nhớ nào. Đưa cả B mẫu qua một lượt xuôi cho đúng gradient của batch lớn, nên các con số không thể cho thấy lỗi này. Mô hình được cho sẵn cho thấy điều đó: nó ghi lại mọi lượt xuôi nó chạy (`model.forward_log`: bao nhiêu mẫu, và dấu vân tay của những mẫu nào), `accumulate_and_step` trả về nhật ký đó dưới khoá `"forward_log"`, và bộ chấm so nó với các micro-batch mà bộ chấm mong đợi.
 #
@@ -424,12 +610,12 @@ grader.check("accumulation_uneven")
 # ## How to check and submit
 #
 # * Run the public tests on your working copy: `autograder check lab2` (a per-question table with hints; a few seconds). In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
-# * The public tests compare with stored snapshots on fixed inputs. **Hidden tests run at grading**: they replay your update rules against `torch.optim` over many steps, check your trajectories, state counts, noise slope and schedule on fresh seeded inputs, and check gradient accumulation for the k× and stale-gradient bugs, for a short last micro-batch, and (from the model's own forward log) that no forward saw more than a micro-batch.
+# * The public tests compare with stored snapshots on fixed inputs. **Hidden tests run at grading**: they replay your update rules and AdamW against `torch.optim` over many steps, check your trajectories, state counts, noise slope, schedule and scaled learning rates on fresh seeded inputs (and the chapter's worked numbers), and check gradient accumulation for the k× and stale-gradient bugs, for a short last micro-batch, and (from the model's own forward log) that no forward saw more than a micro-batch.
 # * Build the file to upload with `autograder submit lab2`; it holds only `optimizers.py` and `accumulation.py`.
 
 # %% [markdown] tags=["vi"]
 # ## Cách kiểm tra và nộp bài
 #
 # * Chạy các bài kiểm thử công khai trên bản làm việc của bạn: `autograder check lab2` (một bảng theo từng câu hỏi, kèm gợi ý; mất vài giây). Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, mỗi lần một câu hỏi; `grader.check_all()` chạy tất cả.
-# * Các bài kiểm thử công khai so sánh với kết quả mẫu đã lưu (snapshot) trên những đầu vào cố định. **Các bài kiểm thử ẩn chạy khi chấm điểm**: chúng cho các quy tắc cập nhật của bạn chạy lại song song với `torch.optim` qua nhiều bước, kiểm tra quỹ đạo, số liệu trạng thái, hệ số góc của nhiễu và lịch tốc độ học của bạn trên các đầu vào mới với seed cố định, và kiểm tra tích luỹ gradient để phát hiện lỗi gấp k lần, lỗi gradient cũ (stale gradient), trường hợp micro-batch cuối ngắn hơn, cũng như (từ nhật ký lượt xuôi của chính mô hình) việc không lượt xuôi nào thấy nhiều hơn một micro-batch.
+# * Các bài kiểm thử công khai so sánh với kết quả mẫu đã lưu (snapshot) trên những đầu vào cố định. **Các bài kiểm thử ẩn chạy khi chấm điểm**: chúng cho các quy tắc cập nhật và AdamW của bạn chạy lại song song với `torch.optim` qua nhiều bước, kiểm tra quỹ đạo, số liệu trạng thái, hệ số góc của nhiễu, lịch tốc độ học và tốc độ học đã tỉ lệ của bạn trên các đầu vào mới với seed cố định (cùng các con số mẫu của chương), và kiểm tra tích luỹ gradient để phát hiện lỗi gấp k lần, lỗi gradient cũ (stale gradient), trường hợp micro-batch cuối ngắn hơn, cũng như (từ nhật ký lượt xuôi của chính mô hình) việc không lượt xuôi nào thấy nhiều hơn một micro-batch.
 # * Tạo tệp để nộp bằng `autograder submit lab2`; tệp này chỉ chứa `optimizers.py` và `accumulation.py`.

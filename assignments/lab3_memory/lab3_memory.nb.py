@@ -21,13 +21,15 @@
 #
 # $$\text{memory} = \text{weights} + \text{gradients} + \text{optimizer state} + \text{activations}$$
 #
-# You will:
-# 1. measure the four terms on a real (tiny) PyTorch model, and count activations with two kinds of hooks;
-# 2. derive the **16 bytes per parameter** of mixed-precision Adam (112 GB at 7B parameters);
-# 3. use the per-layer activation formula $s\,b\,h\,(34 + 5\,a\,s/h)$;
-# 4. read FP32 / FP16 / BF16 from `torch.finfo`, watch gradients underflow in FP16 and loss scaling bring them back;
-# 5. measure activation checkpointing (lưu điểm) with `torch.utils.checkpoint`;
-# 6. fit GPT-2 XL on a 32 GiB V100.
+# This is the chapter's training memory equation (§3.3.2 Memory-computation trade-offs). You will:
+# 1. measure the four terms on a real (tiny) PyTorch model, and count activations with two kinds of hooks (§3.3 Backpropagation mechanics, §3.3.1 Activation memory requirements, §4.3.2 Memory management);
+# 2. build **bytes per parameter** from which copies a recipe keeps in which dtype, and see which recipe each of the chapter's totals assumes: 16, 12 or 10 B/param (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls);
+# 3. use a per-layer activation formula, $s\,b\,h\,(34 + 5\,a\,s/h)$, from Korthikanti et al. 2022 (beyond the chapter), beside the chapter's own breakdown (§3.3.1 Activation memory requirements);
+# 4. read FP32 / FP16 / BF16 from `torch.finfo`, watch gradients underflow in FP16 and loss scaling bring them back (§6.3 Mixed-precision training, §6.3.1 Loss scaling, §6.3.2 Mixed-precision benefits);
+# 5. measure activation checkpointing (lưu điểm) with `torch.utils.checkpoint`: the peak during backward and the recomputed work (§6.5.1.2 Activation checkpointing, §6.5.2 Optimal checkpoint placement strategy);
+# 6. fit GPT-2 XL on a 32 GiB V100 as the chapter does, and see what its ÷4 assumes (§6.3.2 Mixed-precision benefits, §6.7 GPT-2 optimization walkthrough).
+#
+# Where the lab goes beyond the chapter (a formula from a paper, an example of its own), the text says so and names the source.
 #
 # Your code goes in **`memory.py`**; each function's docstring is the contract (units, what to count, return keys).
 # `lab3_models.py` is shipped: it builds the small seeded models from a plain config dict. **GB means 10⁹ bytes** throughout; a V100's 32 GiB is 34.4 GB.
@@ -41,13 +43,15 @@
 #
 # $$\text{memory} = \text{weights} + \text{gradients} + \text{optimizer state} + \text{activations}$$
 #
-# Bạn sẽ:
-# 1. đo bốn số hạng trên một mô hình PyTorch thật (dù rất nhỏ), và đếm giá trị kích hoạt bằng hai loại hook;
-# 2. suy ra **16 byte mỗi tham số** của Adam với độ chính xác hỗn hợp (112 GB với 7B tham số);
-# 3. dùng công thức giá trị kích hoạt cho mỗi lớp $s\,b\,h\,(34 + 5\,a\,s/h)$;
-# 4. đọc FP32 / FP16 / BF16 từ `torch.finfo`, xem gradient bị tràn dưới (underflow) trong FP16 và phép nhân tỉ lệ mất mát (loss scaling) đưa chúng trở lại;
-# 5. đo lưu điểm giá trị kích hoạt (activation checkpointing) bằng `torch.utils.checkpoint`;
-# 6. đưa GPT-2 XL vừa vào một V100 32 GiB.
+# Đây là phương trình bộ nhớ huấn luyện của chương sách (§3.3.2 Memory-computation trade-offs — đánh đổi bộ nhớ và tính toán). Bạn sẽ:
+# 1. đo bốn số hạng trên một mô hình PyTorch thật (dù rất nhỏ), và đếm giá trị kích hoạt bằng hai loại hook (§3.3 Backpropagation mechanics, §3.3.1 Activation memory requirements, §4.3.2 Memory management);
+# 2. dựng **số byte mỗi tham số** từ những bản sao mà một công thức (recipe) giữ và dtype của từng bản, rồi xem mỗi con số tổng của chương sách giả định công thức nào: 16, 12 hay 10 B/tham số (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls — ngộ nhận và cạm bẫy);
+# 3. dùng một công thức giá trị kích hoạt cho mỗi lớp, $s\,b\,h\,(34 + 5\,a\,s/h)$, của Korthikanti và cộng sự (2022, ngoài chương sách), đặt cạnh cách chương sách tự phân tích (§3.3.1 Activation memory requirements);
+# 4. đọc FP32 / FP16 / BF16 từ `torch.finfo`, xem gradient bị tràn dưới (underflow) trong FP16 và phép nhân tỉ lệ mất mát (loss scaling) đưa chúng trở lại (§6.3 Mixed-precision training, §6.3.1 Loss scaling, §6.3.2 Mixed-precision benefits);
+# 5. đo lưu điểm giá trị kích hoạt (activation checkpointing) bằng `torch.utils.checkpoint`: đỉnh bộ nhớ trong lượt ngược và phần tính lại (§6.5.1.2 Activation checkpointing, §6.5.2 Optimal checkpoint placement strategy);
+# 6. đưa GPT-2 XL vừa vào một V100 32 GiB như chương sách làm, và xem phép chia cho 4 của nó giả định điều gì (§6.3.2 Mixed-precision benefits, §6.7 GPT-2 optimization walkthrough).
+#
+# Chỗ nào bài lab đi xa hơn chương sách (một công thức từ bài báo, một ví dụ của riêng bài lab), văn bản nói rõ và nêu nguồn.
 #
 # Mã của bạn nằm trong **`memory.py`**; docstring của mỗi hàm là hợp đồng chấm điểm (đơn vị, đếm những gì, các khoá trả về).
 # `lab3_models.py` được cung cấp sẵn: nó dựng các mô hình nhỏ với seed cố định từ một dict cấu hình đơn giản. Trong cả bài, **GB nghĩa là 10⁹ byte**; 32 GiB của một V100 là 34,4 GB.
@@ -75,6 +79,7 @@ LAB, MODULE = "lab3_memory", "memory"
 
 # %%
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -89,7 +94,7 @@ TERM = {"weights": tr("weights"), "gradients": tr("gradients"), "optimizer_state
         "activations": tr("activations")}  # the four terms, as the plots name them
 
 # %% [markdown] tags=["en"]
-# ## 1. The four terms, measured
+# ## 1. The four terms, measured (§3.3 Backpropagation mechanics, §4.3.2 Memory management)
 #
 # `measure_four_terms` builds the model from a config, runs one forward pass to the loss, one backward and one optimizer step, and reports bytes:
 #
@@ -99,7 +104,7 @@ TERM = {"weights": tr("weights"), "gradients": tr("gradients"), "optimizer_state
 # * **activations**: what autograd saved for backward during the forward pass, counted with `torch.autograd.graph.saved_tensors_hooks`.
 
 # %% [markdown] tags=["vi"]
-# ## 1. Bốn số hạng, đo thực tế
+# ## 1. Bốn số hạng, đo thực tế (§3.3 Backpropagation mechanics, §4.3.2 Memory management)
 #
 # `measure_four_terms` dựng mô hình từ một cấu hình, chạy một lượt xuôi tới giá trị mất mát, một lượt ngược và một bước của bộ tối ưu, rồi báo cáo số byte:
 #
@@ -145,13 +150,13 @@ show()
 grader.check("four_terms")
 
 # %% [markdown] tags=["en"]
-# ### Two ways to count activations
+# ### Two ways to count activations (§3.3.1 Activation memory requirements)
 #
 # * `saved_tensors_hooks(pack, unpack)` sees **exactly** the tensors autograd keeps for backward: layer inputs, the softmax output, GELU inputs, the loss's log-probabilities, index tensors and masks. Parameters are saved too (a `Linear` needs its weight to compute the input gradient) but they are weights, not activations, so they are left out; several saves can share one storage (a view, or one tensor saved by two ops), and that memory is held only once.
 # * Forward hooks on the leaf modules see **module outputs**. They miss what is saved *inside* functional code (the attention scores and softmax of the attention layer, the loss), and they count outputs that nobody saves.
 
 # %% [markdown] tags=["vi"]
-# ### Hai cách đếm giá trị kích hoạt
+# ### Hai cách đếm giá trị kích hoạt (§3.3.1 Activation memory requirements)
 #
 # * `saved_tensors_hooks(pack, unpack)` thấy **chính xác** các tensor mà autograd giữ lại cho lượt ngược: đầu vào của các lớp, đầu ra softmax, đầu vào GELU, log-xác suất của hàm mất mát, các tensor chỉ số và mặt nạ (mask). Tham số cũng được lưu (một `Linear` cần trọng số của nó để tính gradient theo đầu vào) nhưng chúng là trọng số, không phải giá trị kích hoạt, nên bị loại ra; nhiều lần lưu có thể dùng chung một vùng lưu trữ (storage) (một view, hoặc một tensor được hai phép toán cùng lưu), và vùng nhớ đó chỉ bị chiếm một lần.
 # * Forward hook trên các module lá thấy **đầu ra của module**. Chúng bỏ sót những gì được lưu *bên trong* mã dạng hàm (functional) (điểm attention và softmax của lớp attention, hàm mất mát), và lại đếm cả những đầu ra không ai lưu.
@@ -167,14 +172,36 @@ print(tr("module outputs / saved tensors = {ratio}").format(
 grader.check("activation_hooks")
 
 # %% [markdown] tags=["en"]
-# ## 2. Sixteen bytes per parameter
+# ## 2. Bytes per parameter, built from their parts (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls)
 #
-# Mixed-precision Adam keeps, per parameter: FP16 weights (2) + FP16 gradients (2) + an FP32 master copy (4) + Adam m (4) + Adam v (4) = **16 bytes**. All-FP32 Adam is 4 + 4 + 8 = 16 too. (Megatron-LM keeps FP32 gradients: 18. Dropping the master copy gives 12, and loses small updates, as Part 4 shows.) Activations are not in the 16: they depend on the batch.
+# Weights, gradients and optimizer state cost a fixed number of bytes per parameter, but **which** number depends on which copies a recipe keeps and in which dtype. The chapter uses four recipes in different places, and each of its totals assumes one of them:
+#
+# | recipe | weights | gradients | master copy | optimizer (Adam m, v) | B/param | the chapter's total |
+# |---|---|---|---|---|---|---|
+# | FP32 Adam | FP32 4 | FP32 4 | none | 2 × FP32 = 8 | **16** | GPT-2 1.5B: 6 + 6 + 12 = 24 GB (§3.2.3 Optimization algorithm system implications) |
+# | mixed precision with an FP32 master copy | FP16 2 | FP16 2 | FP32 4 | 8 | **16** | GPT-2: 3 + 3 + 6 + 12 = 24 GB (§3.2.3 Optimization algorithm system implications, §6.3.2 Mixed-precision benefits) |
+# | FP16 weights and gradients, FP32 moments, no master | 2 | 2 | none | 8 | **12** | 7B: 14 + 14 + 56 = 84 GB (§1 Training Systems Fundamentals, §4.3.2 Memory management) |
+# | FP16 weights and optimizer state only | 2 | not counted | none | 8 | **10** | 20B: 40 + 160 = 200 GB (§8 Fallacies and Pitfalls, first fallacy) |
+#
+# Its pitfall on memory budgets (§8 Fallacies and Pitfalls) brackets them: "12–16 bytes per parameter" before activations. This lab's `bytes_per_parameter` uses 16 (mixed precision with the master copy), so its 7B total is **112 GB, not the chapter's 84 GB**: the difference is the 4-byte master copy the 84 GB leaves out. Dropping the master copy loses small updates, as Part 4 shows; that is why the chapter's own mixed-precision recipe (§6.3.2 Mixed-precision benefits) keeps it. (An 18 B/param count with FP32 gradients, the third scheme below, is from Megatron Core's distributed-optimizer documentation, beyond the chapter.) Activations are in none of these numbers: they depend on the batch.
+#
+# `recipe_bytes` builds each total from its parts; the recipes below are the table's rows.
 
 # %% [markdown] tags=["vi"]
-# ## 2. Mười sáu byte mỗi tham số
+# ## 2. Số byte mỗi tham số, dựng từ các phần (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls — ngộ nhận và cạm bẫy)
 #
-# Adam với độ chính xác hỗn hợp giữ, cho mỗi tham số: trọng số FP16 (2) + gradient FP16 (2) + một bản sao chính (master copy) FP32 (4) + Adam m (4) + Adam v (4) = **16 byte**. Adam hoàn toàn FP32 cũng là 4 + 4 + 8 = 16. (Megatron-LM giữ gradient ở FP32: 18. Bỏ bản sao chính thì còn 12, nhưng mất các cập nhật nhỏ, như Phần 4 cho thấy.) Giá trị kích hoạt không nằm trong con số 16: chúng phụ thuộc vào batch.
+# Trọng số, gradient và trạng thái bộ tối ưu tốn một số byte cố định cho mỗi tham số, nhưng **con số nào** thì tuỳ vào công thức (recipe) giữ những bản sao nào và ở dtype nào. Chương sách dùng bốn công thức ở những chỗ khác nhau, và mỗi con số tổng của nó giả định một trong số đó:
+#
+# | công thức | trọng số | gradient | bản sao chính (master) | bộ tối ưu (Adam m, v) | B/tham số | con số của chương sách |
+# |---|---|---|---|---|---|---|
+# | Adam FP32 | FP32 4 | FP32 4 | không | 2 × FP32 = 8 | **16** | GPT-2 1,5B: 6 + 6 + 12 = 24 GB (§3.2.3 Optimization algorithm system implications) |
+# | độ chính xác hỗn hợp có bản sao chính FP32 | FP16 2 | FP16 2 | FP32 4 | 8 | **16** | GPT-2: 3 + 3 + 6 + 12 = 24 GB (§3.2.3 Optimization algorithm system implications, §6.3.2 Mixed-precision benefits) |
+# | trọng số và gradient FP16, moment FP32, không có bản sao chính | 2 | 2 | không | 8 | **12** | 7B: 14 + 14 + 56 = 84 GB (§1 Training Systems Fundamentals, §4.3.2 Memory management) |
+# | chỉ trọng số FP16 và trạng thái bộ tối ưu | 2 | không tính | không | 8 | **10** | 20B: 40 + 160 = 200 GB (§8 Fallacies and Pitfalls, ngộ nhận thứ nhất) |
+#
+# Cạm bẫy về ngân sách bộ nhớ của chương sách (§8 Fallacies and Pitfalls) gói chúng lại: "12–16 byte mỗi tham số" trước khi tính giá trị kích hoạt. Hàm `bytes_per_parameter` của bài lab này dùng 16 (độ chính xác hỗn hợp có bản sao chính), nên tổng cho 7B là **112 GB, không phải 84 GB của chương sách**: chênh lệch chính là 4 byte của bản sao chính mà con số 84 GB bỏ qua. Bỏ bản sao chính thì mất các cập nhật nhỏ, như Phần 4 cho thấy; vì vậy công thức độ chính xác hỗn hợp của chính chương sách (§6.3.2 Mixed-precision benefits) vẫn giữ nó. (Con số 18 B/tham số với gradient FP32, phương án thứ ba bên dưới, lấy từ tài liệu về distributed optimizer của Megatron Core, ngoài chương sách.) Giá trị kích hoạt không nằm trong con số nào ở đây: chúng phụ thuộc vào batch.
+#
+# `recipe_bytes` dựng mỗi con số tổng từ các phần của nó; các công thức bên dưới chính là các hàng của bảng.
 
 # %%
 for scheme in ("mixed_adam", "fp32_adam", "mixed_adam_fp32_grads"):
@@ -182,33 +209,71 @@ for scheme in ("mixed_adam", "fp32_adam", "mixed_adam_fp32_grads"):
 
 for P in (7e9, 20e9, 175e9):
     b = memory.model_state_bytes(n_params=int(P), scheme="mixed_adam")
-    print(tr("{billions}B parameters -> {gb} GB").format(billions=num(P / 1e9, "5.0f"), gb=num(b / GB, "7,.0f")))
+    print(tr("{billions}B parameters -> {gb} GB (the lab's 16 B/param)").format(
+        billions=num(P / 1e9, "5.0f"), gb=num(b / GB, "7,.0f")))
 
 # %%
 grader.check("bytes_per_param")
 
+# %%
+def recipe(weights, gradients, master, states, states_dtype):
+    return {"weights": weights, "gradients": gradients, "master": master,
+            "optimizer_states": states, "optimizer_dtype": states_dtype}
+
+
+recipes = {  # name: (recipe, parameters, the chapter's total in GB)
+    tr("FP32 Adam"): (recipe("float32", "float32", None, 2, "float32"), 1.5e9, 24),
+    tr("mixed-precision Adam with an FP32 master copy"): (recipe("float16", "float16", "float32", 2, "float32"), 1.5e9, 24),
+    tr("FP16 weights and gradients, FP32 Adam moments, no master copy"): (recipe("float16", "float16", None, 2, "float32"), 7e9, 84),
+    tr("FP16 weights and FP32 Adam moments only"): (recipe("float16", None, None, 2, "float32"), 20e9, 200),
+}
+for name, (r, P, chapter_gb) in recipes.items():
+    got = memory.recipe_bytes(recipe=r, n_params=int(P))
+    print(tr("{recipe}: {parts} = {per_param} B/param; {billions}B -> {gb} GB (the chapter: {chapter} GB)").format(
+        recipe=name, parts=" + ".join(str(got[k]) for k in ("weights", "gradients", "master", "optimizer")),
+        per_param=got["per_param"], billions=num(P / 1e9, "g"), gb=num(got["total_gb"], 1), chapter=chapter_gb))
+
+# the pitfall of §8 Fallacies and Pitfalls: budgeting 2 B/param (FP16 weights alone) underestimates by 12/2 = 6x to 16/2 = 8x
+weights_only = memory.recipe_bytes(recipe=recipe("float16", None, None, 0, None), n_params=1)["per_param"]
+print(tr("FP16 weights alone: {b} B/param, {low}x to {high}x too little").format(
+    b=weights_only, low=num(12 / weights_only, 0), high=num(16 / weights_only, 0)))
+
+# %%
+grader.check("recipes")
+
 # %% [markdown] tags=["en"]
-# ## 3. Activations per transformer layer (giá trị kích hoạt)
+# ## 3. Activations per transformer layer (giá trị kích hoạt) (§3.3.1 Activation memory requirements)
 #
-# Korthikanti et al. count, per layer in FP16 bytes: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
+# **Beyond the chapter.** The per-layer formula of this part is from Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models" (arXiv:2205.05198, 2022). Per layer, in FP16 bytes: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
 # The 5 is the attention score matrix (ma trận điểm attention): 2 bytes for the $QK^T$ scores, 2 for the softmax output, 1 for the dropout mask, each $b \times a \times s \times s$.
-# **Selective recomputation** re-derives those and keeps $34\,sbh$; **full recomputation** keeps only the layer input, $2\,sbh$.
+# **Selective recomputation** re-derives those and keeps $34\,sbh$; **full recomputation** keeps only the layer input, $2\,sbh$ (the paper's two recomputation schemes).
+#
+# How it relates to the chapter: §3.3.1 Activation memory requirements itemises a GPT-2 XL layer (b = 8, s = 1024) as Q, K, V and the attention output ($4\,sbh$ values), the FFN expansion ($4\,sbh$ values, width $4h$), the same three $5\,a\,s^2 b$ attention buffers (the term it shares with the paper: "the dominant term ... exactly what selective recomputation discards") and about 10 MB of layer-norm states: about **1.27 GB per layer**, 60.9 GB for 48 layers. Its total, **71.7 GB**, is a library estimate that "includes residual-stream and framework buffers beyond the line items": it is this formula's $48 \times 1.494$ GB. The cell below prints both.
 
 # %% [markdown] tags=["vi"]
-# ## 3. Giá trị kích hoạt của mỗi lớp transformer
+# ## 3. Giá trị kích hoạt của mỗi lớp transformer (§3.3.1 Activation memory requirements)
 #
-# Korthikanti và cộng sự đếm, cho mỗi lớp, theo byte FP16: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
+# **Ngoài chương sách.** Công thức cho mỗi lớp trong phần này lấy từ Korthikanti và cộng sự, "Reducing Activation Recomputation in Large Transformer Models" (arXiv:2205.05198, 2022). Mỗi lớp, theo byte FP16: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
 # Số 5 là ma trận điểm attention (attention score matrix): 2 byte cho điểm $QK^T$, 2 cho đầu ra softmax, 1 cho mặt nạ dropout, mỗi tensor có kích thước $b \times a \times s \times s$.
-# **Tính lại có chọn lọc** (selective recomputation) tính lại các tensor đó và giữ $34\,sbh$; **tính lại toàn bộ** (full recomputation) chỉ giữ đầu vào của lớp, $2\,sbh$.
+# **Tính lại có chọn lọc** (selective recomputation) tính lại các tensor đó và giữ $34\,sbh$; **tính lại toàn bộ** (full recomputation) chỉ giữ đầu vào của lớp, $2\,sbh$ (hai cách tính lại của bài báo).
+#
+# Liên hệ với chương sách: §3.3.1 Activation memory requirements liệt kê từng khoản của một lớp GPT-2 XL (b = 8, s = 1024): Q, K, V và đầu ra attention ($4\,sbh$ giá trị), phần mở rộng FFN ($4\,sbh$ giá trị, độ rộng $4h$), đúng ba bộ đệm attention $5\,a\,s^2 b$ (số hạng chung với bài báo: "số hạng trội ... đúng là phần mà tính lại có chọn lọc bỏ đi") và khoảng 10 MB trạng thái layer norm: khoảng **1,27 GB mỗi lớp**, 60,9 GB cho 48 lớp. Con số tổng của nó, **71,7 GB**, là ước lượng của một thư viện, "gồm cả các bộ đệm của luồng dư (residual stream) và của framework ngoài các khoản đã liệt kê": đó chính là $48 \times 1{,}494$ GB của công thức này. Ô bên dưới in cả hai.
 
 # %%
 xl = dict(s=1024, b=8, h=1600, a=25)  # GPT-2 XL, micro-batch 8
-print("; ".join(f"{k}: {num(v / GB, 3)} GB" for k, v in memory.attention_score_bytes(s=1024, b=8, a=25).items()))
+scores = memory.attention_score_bytes(s=1024, b=8, a=25)
+print("; ".join(f"{k}: {num(v / GB, 3)} GB" for k, v in scores.items()))
 for mode in ("none", "selective", "full"):
     one = memory.activation_bytes(**xl, n_layers=1, recompute=mode)
     all48 = memory.activation_bytes(**xl, n_layers=48, recompute=mode)
     print(tr("{mode}: {layer} GB per layer, {model} GB for 48 layers").format(
         mode=f"{mode:>9}", layer=num(one / GB, "6.3f"), model=num(all48 / GB, "6.1f")))
+
+# the chapter's own items (§3.3.1 Activation memory requirements): Q, K, V, output (4·s·b·h values) + FFN (4·s·b·h) in FP16, the attention buffers, ~10 MB of layer norm
+sbh = 1024 * 8 * 1600
+chapter_layer = 2 * 4 * sbh + 2 * 4 * sbh + sum(scores.values()) + 10e6
+print(tr("the chapter's items: {layer} GB per layer, {model} GB for 48 layers (its total, 71.7 GB, is the formula's)").format(
+    layer=num(chapter_layer / GB, 2), model=num(48 * chapter_layer / GB, 1)))
 
 # %%
 seqs = [256, 512, 1024, 2048, 4096]
@@ -221,10 +286,10 @@ ax.set_xlabel(tr("sequence length s")); ax.set_ylabel(tr("GB per layer (GPT-2 XL
 ax.legend(); show()
 
 # %% [markdown] tags=["en"]
-# The same four terms at real scale: GPT-2 small, medium, large and XL with mixed-precision Adam, micro-batch 8, sequence 1024. Weights are 2 bytes/parameter, gradients 2, optimizer state (master + m + v) 12.
+# The same four terms at real scale: GPT-2 small, medium, large and XL with mixed-precision Adam, micro-batch 8, sequence 1024. Weights are 2 bytes/parameter, gradients 2, optimizer state (master + m + v) 12; activations by the formula above (Korthikanti et al.).
 
 # %% [markdown] tags=["vi"]
-# Cũng bốn số hạng đó ở quy mô thật: GPT-2 small, medium, large và XL với Adam độ chính xác hỗn hợp, micro-batch 8, độ dài chuỗi 1024. Trọng số 2 byte/tham số, gradient 2, trạng thái bộ tối ưu (bản sao chính + m + v) 12.
+# Cũng bốn số hạng đó ở quy mô thật: GPT-2 small, medium, large và XL với Adam độ chính xác hỗn hợp, micro-batch 8, độ dài chuỗi 1024. Trọng số 2 byte/tham số, gradient 2, trạng thái bộ tối ưu (bản sao chính + m + v) 12; giá trị kích hoạt theo công thức ở trên (Korthikanti và cộng sự).
 
 # %%
 gpt2 = {  # name: (parameters, layers, d_model, heads)
@@ -249,14 +314,14 @@ ax.legend(); show()
 grader.check("activation_formula")
 
 # %% [markdown] tags=["en"]
-# ## 4. Number formats: FP32, FP16, BF16
+# ## 4. Number formats: FP32, FP16, BF16 (§6.3 Mixed-precision training)
 #
-# FP16 has 5 exponent bits: its largest value is 65504, normal numbers stop at 6.1e-5, and anything below half the smallest subnormal (6e-8 / 2) rounds to 0. BF16 keeps FP32's 8 exponent bits (same range) but only 7 mantissa bits (eps 7.8e-3).
+# FP16 has 5 exponent bits: its largest value is 65504, normal numbers stop at 6.1e-5, and anything below half the smallest subnormal (6e-8 / 2) rounds to 0. BF16 keeps FP32's 8 exponent bits (same range) but only 7 mantissa bits (eps 7.8e-3). The chapter gives the ranges; the eps values (the spacing just above 1) are the formats' own, read from `torch.finfo`.
 
 # %% [markdown] tags=["vi"]
-# ## 4. Định dạng số: FP32, FP16, BF16
+# ## 4. Định dạng số: FP32, FP16, BF16 (§6.3 Mixed-precision training)
 #
-# FP16 có 5 bit số mũ: giá trị lớn nhất là 65504, các số chuẩn (normal) dừng ở 6,1e-5, và mọi giá trị nhỏ hơn một nửa số dưới chuẩn (subnormal) nhỏ nhất (6e-8 / 2) đều bị làm tròn về 0. BF16 giữ 8 bit số mũ của FP32 (cùng phạm vi) nhưng chỉ có 7 bit phần định trị (mantissa) (eps 7,8e-3).
+# FP16 có 5 bit số mũ: giá trị lớn nhất là 65504, các số chuẩn (normal) dừng ở 6,1e-5, và mọi giá trị nhỏ hơn một nửa số dưới chuẩn (subnormal) nhỏ nhất (6e-8 / 2) đều bị làm tròn về 0. BF16 giữ 8 bit số mũ của FP32 (cùng phạm vi) nhưng chỉ có 7 bit phần định trị (mantissa) (eps 7,8e-3). Chương sách cho các phạm vi; các giá trị eps (khoảng cách ngay trên 1) là của chính các định dạng, đọc từ `torch.finfo`.
 
 # %%
 ranges = memory.format_ranges()
@@ -269,10 +334,10 @@ for name, r in ranges.items():
           f" ({r['exponent_bits']}, {r['mantissa_bits']})")
 
 # %% [markdown] tags=["en"]
-# Real gradients of a deep MLP with small initial weights shrink layer by layer. Cast to FP16, many of them flush to zero. **Loss scaling** multiplies the loss (and so every gradient) by $2^k$ before backward, which lifts them back into FP16's range; too large a scale overflows to inf instead.
+# Real gradients of a deep MLP with small initial weights shrink layer by layer. Cast to FP16, many of them flush to zero. **Loss scaling** (§6.3.1 Loss scaling) multiplies the loss (and so every gradient) by $2^k$ before backward, which lifts them back into FP16's range; too large a scale overflows to inf instead. The chapter names three scales: $2^{10}$ as an example (§6.3.1 Loss scaling), a start at $2^{15}$ halved on overflow and "typically $2^8$ to $2^{14}$" (§6.3.2 Mixed-precision benefits). The sweep below covers them all; the graded checks use $2^{15}$, the chapter's starting scale.
 
 # %% [markdown] tags=["vi"]
-# Gradient thật của một MLP sâu với trọng số khởi tạo nhỏ co lại dần qua từng lớp. Khi ép sang FP16, nhiều gradient bị làm tròn về 0. **Nhân tỉ lệ mất mát** (loss scaling) nhân giá trị mất mát (và do đó mọi gradient) với $2^k$ trước lượt ngược, đưa chúng trở lại phạm vi của FP16; hệ số quá lớn thì ngược lại gây tràn trên (overflow) thành inf.
+# Gradient thật của một MLP sâu với trọng số khởi tạo nhỏ co lại dần qua từng lớp. Khi ép sang FP16, nhiều gradient bị làm tròn về 0. **Nhân tỉ lệ mất mát** (loss scaling) (§6.3.1 Loss scaling) nhân giá trị mất mát (và do đó mọi gradient) với $2^k$ trước lượt ngược, đưa chúng trở lại phạm vi của FP16; hệ số quá lớn thì ngược lại gây tràn trên (overflow) thành inf. Chương sách nêu ba mức: $2^{10}$ làm ví dụ (§6.3.1 Loss scaling), bắt đầu từ $2^{15}$ và giảm một nửa khi tràn trên, và "thường từ $2^8$ đến $2^{14}$" (§6.3.2 Mixed-precision benefits). Phép quét bên dưới bao gồm tất cả; các bài kiểm tra chấm điểm dùng $2^{15}$, mức bắt đầu của chương sách.
 
 # %%
 mlp = {"kind": "mlp"}
@@ -294,10 +359,14 @@ ax2.invert_yaxis(); ax2.set_xlabel(tr("fraction lost, loss scale 1"))
 plt.tight_layout(); show()
 
 # %% [markdown] tags=["en"]
-# Why master weights stay FP32: an Adam-sized update, lr × grad = 2.5e-4 × 1e-2, added to a weight near 1 is smaller than half of FP16's spacing there (≈ 4.9e-4), so the sum rounds back to the old weight.
+# Why master weights stay FP32 (§6.3.2 Mixed-precision benefits). The chapter says it in one sentence: "a small learning rate (2.5e-4) multiplied by an FP16 gradient can round to zero, but FP32 accumulation preserves these tiny updates". The numbers below are **the lab's own example**, not the chapter's: a gradient of 1e-2 (so lr × grad = 2.5e-6) and a weight of exactly 1 ("w = 1").
+#
+# Why it is lost, derived: FP16 keeps 10 mantissa bits, so the next value above 1 is $1 + 2^{-10}$ (that gap is FP16's eps, 9.8e-4). Round-to-nearest sends $1 + u$ back to 1 whenever $u < 2^{-11} \approx 4.9\text{e-}4$; 2.5e-6 is 200 times smaller. The update itself is not zero in FP16 (2.5e-6 is a subnormal, above 6e-8): it is lost in the **addition**. At any weight $w$ the threshold scales with it: an update below about $|w| \cdot 2^{-11}$ is lost, so w = 1 stands for every weight of order 1. In FP32 the gap above 1 is $2^{-23} \approx 1.2\text{e-}7$, and the update survives. (The product lr × grad rounds to zero in FP16 itself only below 3e-8, half the smallest subnormal: gradients under about 1.2e-4 at this learning rate.)
 
 # %% [markdown] tags=["vi"]
-# Vì sao trọng số chính (master weights) giữ ở FP32: một cập nhật cỡ Adam, lr × grad = 2,5e-4 × 1e-2, cộng vào một trọng số gần 1 thì nhỏ hơn một nửa khoảng cách giữa hai số FP16 liền kề ở đó (≈ 4,9e-4), nên tổng bị làm tròn về đúng trọng số cũ.
+# Vì sao trọng số chính (master weights) giữ ở FP32 (§6.3.2 Mixed-precision benefits). Chương sách nói điều này trong một câu: "một tốc độ học nhỏ (2,5e-4) nhân với một gradient FP16 có thể bị làm tròn về 0, nhưng phép cộng dồn FP32 giữ lại được những cập nhật rất nhỏ này". Các con số bên dưới là **ví dụ của riêng bài lab**, không phải của chương sách: một gradient bằng 1e-2 (nên lr × grad = 2,5e-6) và một trọng số đúng bằng 1 ("w = 1").
+#
+# Vì sao cập nhật bị mất, suy ra từng bước: FP16 giữ 10 bit phần định trị, nên giá trị kế tiếp lớn hơn 1 là $1 + 2^{-10}$ (khoảng cách đó là eps của FP16, 9,8e-4). Làm tròn về số gần nhất đưa $1 + u$ về lại 1 mỗi khi $u < 2^{-11} \approx 4{,}9\text{e-}4$; 2,5e-6 nhỏ hơn 200 lần. Bản thân cập nhật không bằng 0 trong FP16 (2,5e-6 là một số dưới chuẩn, lớn hơn 6e-8): nó bị mất ở **phép cộng**. Với trọng số $w$ bất kỳ, ngưỡng tỉ lệ theo nó: cập nhật nhỏ hơn khoảng $|w| \cdot 2^{-11}$ thì bị mất, nên w = 1 đại diện cho mọi trọng số cỡ 1. Trong FP32, khoảng cách ngay trên 1 là $2^{-23} \approx 1{,}2\text{e-}7$, và cập nhật được giữ lại. (Bản thân tích lr × grad chỉ bị làm tròn về 0 trong FP16 khi nhỏ hơn 3e-8, một nửa số dưới chuẩn nhỏ nhất: tức gradient dưới khoảng 1,2e-4 ở tốc độ học này.)
 
 # %%
 rng = np.random.default_rng(0)
@@ -312,14 +381,14 @@ for case, lost in ((f"w ~ N{nums((0, 0.02), brackets='()')}", memory.lost_update
 grader.check("number_formats")
 
 # %% [markdown] tags=["en"]
-# ## 5. Checkpointing (lưu điểm) and recompute (tính lại)
+# ## 5. Checkpointing (lưu điểm) and recompute (tính lại) (§6.5.1.2 Activation checkpointing, §6.5.2 Optimal checkpoint placement strategy)
 #
-# Keeping $k$ checkpoints among $N$ layers stores about $k + N/k$ layer-activations, for roughly one extra forward pass (+33% compute). The best $k$ is near $\sqrt N$: 48 layers with 7 checkpoints keep 13.9 units, a 71% saving.
+# The chapter's model (§6.5.2 Optimal checkpoint placement strategy, its table): $N$ layers, each holding $A$ bytes of activations, and $k$ checkpoints. The forward pass keeps only the checkpoints; backward rebuilds one segment of $N/k$ layers at a time from the checkpoint before it. So the memory to count is the **peak during backward**, $k \cdot A + (N/k) \cdot A$: every checkpoint, plus one segment rebuilt. In units of $A$ that is $k + N/k$, smallest near $k = \sqrt N$: 48 layers with 7 checkpoints keep 13.9 units of 48, a 71% saving (the chapter's ≈ 14·A and 71%; §3.3.2 Memory-computation trade-offs: $O(N)$ becomes $O(\sqrt N)$).
 
 # %% [markdown] tags=["vi"]
-# ## 5. Lưu điểm (checkpointing) và tính lại (recompute)
+# ## 5. Lưu điểm (checkpointing) và tính lại (recompute) (§6.5.1.2 Activation checkpointing, §6.5.2 Optimal checkpoint placement strategy)
 #
-# Giữ $k$ điểm lưu trong $N$ lớp thì phải lưu khoảng $k + N/k$ đơn vị giá trị kích hoạt của một lớp, với giá khoảng một lượt xuôi thêm (+33% tính toán). $k$ tốt nhất nằm gần $\sqrt N$: 48 lớp với 7 điểm lưu giữ 13,9 đơn vị, tiết kiệm 71%.
+# Mô hình của chương sách (bảng trong §6.5.2 Optimal checkpoint placement strategy): $N$ lớp, mỗi lớp giữ $A$ byte giá trị kích hoạt, và $k$ điểm lưu. Lượt xuôi chỉ giữ các điểm lưu; lượt ngược dựng lại từng đoạn $N/k$ lớp một, từ điểm lưu đứng trước nó. Vì vậy bộ nhớ cần tính là **đỉnh trong lượt ngược**, $k \cdot A + (N/k) \cdot A$: mọi điểm lưu, cộng một đoạn đang được dựng lại. Tính theo đơn vị $A$ là $k + N/k$, nhỏ nhất khi $k$ gần $\sqrt N$: 48 lớp với 7 điểm lưu giữ 13,9 trên 48 đơn vị, tiết kiệm 71% (con số ≈ 14·A và 71% của chương sách; §3.3.2 Memory-computation trade-offs: $O(N)$ thành $O(\sqrt N)$).
 
 # %%
 N = 48
@@ -336,48 +405,83 @@ ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))  # k counts checkpoint
 ax.set_xlabel(tr("checkpoints k")); ax.set_ylabel(tr("layer-activations kept")); ax.legend(); show()
 
 # %% [markdown] tags=["en"]
-# Now for real, with `torch.utils.checkpoint` on a 4-block tiny GPT. Each segment of blocks keeps only its input; in backward its forward runs again. A forward **pre**-hook counts the re-runs (non-reentrant checkpointing stops a recompute as soon as it has rebuilt what backward needs, so the forward may never return).
+# Now for real, with `torch.utils.checkpoint` on a 4-block tiny GPT. Each segment of blocks keeps only its input; in backward its forward runs again. A forward **pre**-hook counts the re-runs (non-reentrant checkpointing stops a recompute as soon as it has rebuilt what backward needs, so the forward may never return). Three results per segment size:
+#
+# * `saved_bytes`: what the forward pass leaves behind (the checkpoints, and what the embedding and the head save). It shrinks as segments grow, but it is **not** the memory checkpointing needs: backward must rebuild a segment's activations before it can use them.
+# * `peak_bytes` = `saved_bytes` + `segment_bytes`: every checkpoint plus the largest segment rebuilt, the peak as the chapter's table counts it. With one segment for the whole model it is exactly the total without checkpointing.
+# * `recompute_fraction`: every block's forward runs once more in backward. A backward costs about two forwards (§1 Training Systems Fundamentals), so that is 1/3 of a step's block work: the chapter's "≈ 33%". (The chapter's table counts $N_L - k$ recomputed forwards, as if each checkpoint were a layer's output; `torch.utils.checkpoint` keeps a segment's *input* and reruns all of its blocks.)
 
 # %% [markdown] tags=["vi"]
-# Giờ làm thật, với `torch.utils.checkpoint` trên một GPT nhỏ 4 khối. Mỗi đoạn (segment) gồm các khối chỉ giữ đầu vào của nó; trong lượt ngược, lượt xuôi của đoạn đó chạy lại. Một forward **pre**-hook đếm số lần chạy lại (lưu điểm kiểu non-reentrant dừng việc tính lại ngay khi đã dựng lại xong những gì lượt ngược cần, nên lượt xuôi có thể không bao giờ trả về).
+# Giờ làm thật, với `torch.utils.checkpoint` trên một GPT nhỏ 4 khối. Mỗi đoạn (segment) gồm các khối chỉ giữ đầu vào của nó; trong lượt ngược, lượt xuôi của đoạn đó chạy lại. Một forward **pre**-hook đếm số lần chạy lại (lưu điểm kiểu non-reentrant dừng việc tính lại ngay khi đã dựng lại xong những gì lượt ngược cần, nên lượt xuôi có thể không bao giờ trả về). Ba kết quả cho mỗi kích thước đoạn:
+#
+# * `saved_bytes`: những gì lượt xuôi để lại (các điểm lưu, và những gì phần embedding và phần đầu ra (head) lưu). Nó giảm khi đoạn dài ra, nhưng **không** phải bộ nhớ mà lưu điểm cần: lượt ngược phải dựng lại giá trị kích hoạt của một đoạn rồi mới dùng được.
+# * `peak_bytes` = `saved_bytes` + `segment_bytes`: mọi điểm lưu cộng với đoạn lớn nhất đang được dựng lại, tức đỉnh bộ nhớ theo cách bảng của chương sách tính. Khi cả mô hình là một đoạn, nó đúng bằng tổng khi không lưu điểm.
+# * `recompute_fraction`: lượt xuôi của mỗi khối chạy thêm một lần trong lượt ngược. Một lượt ngược tốn khoảng hai lượt xuôi (§1 Training Systems Fundamentals), nên đó là 1/3 khối lượng tính toán của các khối trong một bước: con số "≈ 33%" của chương sách. (Bảng của chương sách tính $N_L - k$ lượt xuôi phải chạy lại, như thể mỗi điểm lưu là đầu ra của một lớp; `torch.utils.checkpoint` giữ *đầu vào* của một đoạn và chạy lại mọi khối của đoạn đó.)
 
 # %%
 cfg = {"kind": "gpt", "n_layers": 4, "d_model": 64}
 segs = [0, 1, 2, 4]
 ck = {k: memory.measure_checkpointing(config=cfg, batch_size=8, segment_size=k) for k in segs}
 for k, r in ck.items():
-    print(tr("segment_size={k}: saved {saved} KiB, forward calls {calls}, loss {loss}, gradient norm {norm}").format(
-        k=k, saved=num(r["saved_bytes"] / 1024, "7,.1f"), calls=nums(r["forward_calls"]), loss=num(r["loss"], 4),
-        norm=num(r["grad_norm"], 6)))
-fig, ax = plt.subplots(figsize=(6, 3.5))
-ax.bar([(tr("no checkpointing") if k == 0 else tr("every {k}").format(k=k)) for k in segs],
-       [ck[k]["saved_bytes"] / 1024 for k in segs])
-ax.set_xlabel(tr("checkpoint segments")); ax.set_ylabel(tr("saved activations (KiB)")); show()
+    print(tr("segment_size={k}: saved {saved} KiB, peak {peak} KiB, forward calls {calls}, recomputed {extra} of the step").format(
+        k=k, saved=num(r["saved_bytes"] / 1024, "7,.1f"), peak=num(r["peak_bytes"] / 1024, "7,.1f"),
+        calls=nums(r["forward_calls"]), extra=num(r["recompute_fraction"], ".0%")))
+    print(tr("    loss {loss}, gradient norm {norm}").format(loss=num(r["loss"], 4), norm=num(r["grad_norm"], 6)))
+labels = [(tr("no checkpointing") if k == 0 else tr("every {k}").format(k=k)) for k in segs]
+x = np.arange(len(segs))
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.bar(x - 0.2, [ck[k]["saved_bytes"] / 1024 for k in segs], 0.4, label=tr("saved by the forward pass"))
+ax.bar(x + 0.2, [ck[k]["peak_bytes"] / 1024 for k in segs], 0.4, label=tr("peak during backward"))
+ax.set_xticks(x, labels)
+ax.set_xlabel(tr("checkpoint segments")); ax.set_ylabel(tr("activations (KiB)")); ax.legend(); show()
+
+# %% [markdown] tags=["en"]
+# A checkpoint is not a whole layer. Here it is one block's input, $B \times S \times d$ values, while a block saves many more tensors for backward (its LayerNorms, Q, K and V, the $S \times S$ scores and softmax, the GELU input). The chapter's $k \cdot A$ counts every checkpoint as a full layer's $A$ (its "simplified model"); measured, a checkpoint costs far less, so the peak is lowest with **short** segments, not at $\sqrt N$. Below, a 12-block tiny GPT: the measured peak in units of one block rebuilt ($A$, the `segment_bytes` of one-block segments), against the chapter's $k + N/k$. (Korthikanti et al.'s "full recomputation", Part 3, is the one-block case: $2\,sbh$ per layer kept.)
+
+# %% [markdown] tags=["vi"]
+# Một điểm lưu không phải là cả một lớp. Ở đây nó là đầu vào của một khối, $B \times S \times d$ giá trị, trong khi một khối lưu nhiều tensor hơn thế cho lượt ngược (các LayerNorm, Q, K và V, ma trận điểm $S \times S$ và softmax, đầu vào của GELU). $k \cdot A$ của chương sách tính mỗi điểm lưu bằng trọn $A$ của một lớp ("mô hình đơn giản hoá" của nó); đo thực tế, một điểm lưu tốn ít hơn nhiều, nên đỉnh bộ nhớ thấp nhất với các đoạn **ngắn**, không phải ở $\sqrt N$. Bên dưới là một GPT nhỏ 12 khối: đỉnh đo được, tính theo đơn vị một khối được dựng lại ($A$, tức `segment_bytes` khi mỗi đoạn có một khối), đặt cạnh $k + N/k$ của chương sách. ("Tính lại toàn bộ" của Korthikanti và cộng sự, Phần 3, chính là trường hợp một khối: giữ $2\,sbh$ cho mỗi lớp.)
+
+# %%
+cfg12 = {"kind": "gpt", "n_layers": 12, "d_model": 32}
+sizes = [1, 2, 3, 4, 6, 12]
+runs = {c: memory.measure_checkpointing(config=cfg12, batch_size=4, segment_size=c) for c in sizes}
+A = runs[1]["segment_bytes"]  # one block rebuilt
+checkpoints = [12 // c for c in sizes]
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.plot(checkpoints, [runs[c]["peak_bytes"] / A for c in sizes], "o-", label=tr("measured peak / A"))
+ax.plot(checkpoints, [memory.checkpoint_units(n_layers=12, n_checkpoints=k)["units"] for k in checkpoints], "s--",
+        label=tr("the chapter's k + N/k"))
+ax.set_xlabel(tr("checkpoints k (segments of N/k blocks)")); ax.set_ylabel(tr("units of one block's activations"))
+ax.legend(); show()
 
 # %%
 grader.check("checkpointing")
 
 # %% [markdown] tags=["en"]
-# ## 6. GPT-2 XL on a V100
+# ## 6. GPT-2 XL on a V100 (§6.3.2 Mixed-precision benefits, §6.7 GPT-2 optimization walkthrough)
 #
-# GPT-2 XL (1.5e9 parameters, 48 layers) with micro-batch 4 and sequence 1024 on a 32 GiB = 34.4 GB V100:
+# GPT-2 XL (1.5e9 parameters, 48 layers) with micro-batch 4 and sequence 1024 on a 32 GiB = 34.4 GB V100, as the chapter gives it:
 #
 # | Step | Memory | Fits? |
 # |---|---|---|
 # | FP32 baseline | 95.7 GB | no |
 # | mixed precision | 59.9 GB | no |
-# | + checkpoint every 4 layers | 33.0 GB | yes |
+# | + checkpoint every 4 layers (activations ÷4) | 33.0 GB | yes |
+#
+# **The ÷4 is the chapter's own assumption.** §3.3.1 Activation memory requirements says checkpointing cuts activation memory by 75%, §6.3.2 Mixed-precision benefits divides the activations by 4, and §6.7 GPT-2 optimization walkthrough says "checkpointing every four layers reduces activation storage by 4×". The chapter's rule from §6.5.2 Optimal checkpoint placement strategy (Part 5) gives another number for the same case: a checkpoint every 4 of 48 layers is $k = 12$ checkpoints and 4-layer segments, $12 + 4 = 16$ of 48 units, **÷3** (a 67% cut), and 24 + 11.95 = **35.95 GB, which does not fit**. The rule's best, $k = 7$ (13.9 units, 71%), gives 34.35 GB: it fits, by about 7 MB. (The chapter's summary, §9 Summary, says checkpointing cuts stored activations "3–4×".) `v100_walkthrough` keeps the chapter's ÷4, so that it reproduces the chapter's table; the cell prints the $k + N/k$ figures beside it.
 
 # %% [markdown] tags=["vi"]
-# ## 6. GPT-2 XL trên một V100
+# ## 6. GPT-2 XL trên một V100 (§6.3.2 Mixed-precision benefits, §6.7 GPT-2 optimization walkthrough)
 #
-# GPT-2 XL (1,5e9 tham số, 48 lớp) với micro-batch 4 và độ dài chuỗi 1024 trên một V100 32 GiB = 34,4 GB:
+# GPT-2 XL (1,5e9 tham số, 48 lớp) với micro-batch 4 và độ dài chuỗi 1024 trên một V100 32 GiB = 34,4 GB, như chương sách đưa ra:
 #
 # | Bước | Bộ nhớ | Vừa không? |
 # |---|---|---|
 # | FP32 cơ sở (baseline) | 95,7 GB | không |
 # | độ chính xác hỗn hợp | 59,9 GB | không |
-# | + lưu điểm mỗi 4 lớp | 33,0 GB | có |
+# | + lưu điểm mỗi 4 lớp (giá trị kích hoạt ÷4) | 33,0 GB | có |
+#
+# **Phép chia cho 4 là giả định của chính chương sách.** §3.3.1 Activation memory requirements nói lưu điểm giảm 75% bộ nhớ giá trị kích hoạt, §6.3.2 Mixed-precision benefits chia giá trị kích hoạt cho 4, và §6.7 GPT-2 optimization walkthrough nói "lưu điểm mỗi bốn lớp giảm bộ nhớ giá trị kích hoạt 4 lần". Quy tắc của chính chương sách ở §6.5.2 Optimal checkpoint placement strategy (Phần 5) cho một con số khác cho cùng trường hợp: một điểm lưu mỗi 4 trong 48 lớp là $k = 12$ điểm lưu và các đoạn 4 lớp, $12 + 4 = 16$ trên 48 đơn vị, tức **÷3** (giảm 67%), và 24 + 11,95 = **35,95 GB, không vừa**. Giá trị tốt nhất của quy tắc, $k = 7$ (13,9 đơn vị, 71%), cho 34,35 GB: vừa, dư khoảng 7 MB. (Phần tổng kết của chương sách, §9 Summary, nói lưu điểm giảm giá trị kích hoạt được lưu "3–4 lần".) `v100_walkthrough` giữ phép chia cho 4 của chương sách để tái tạo đúng bảng của nó; ô bên dưới in các con số theo $k + N/k$ bên cạnh.
 
 # %%
 V100 = 32 * 2**30
@@ -388,11 +492,24 @@ for s in steps:
     print(tr("{step}: {gb} GB, fits: {fits}").format(step=f"{s:>16}", gb=num(walk[s] / GB, "5.1f"),
                                                      fits=tr("yes") if walk["fits"][s] else tr("no")))
 
+# the same step by the chapter's k + N/k rule (§6.5.2 Optimal checkpoint placement strategy): every 4 layers is k = 12 checkpoints; and the best k
+mixed_state = memory.model_state_bytes(n_params=1_500_000_000, scheme="mixed_adam")
+fp16_acts = memory.activation_bytes(s=1024, b=4, h=1600, a=25, n_layers=48)
+rule = {}
+for k in (48 // 4, memory.best_checkpoint_count(n_layers=48)):
+    kept_units = memory.checkpoint_units(n_layers=48, n_checkpoints=k)["units"]
+    rule[k] = mixed_state + fp16_acts * kept_units / 48
+    print(tr("k + N/k with k = {k}: {units} of 48 units, {gb} GB, fits: {fits}").format(
+        k=k, units=num(kept_units, 1), gb=num(rule[k] / GB, "5.2f"), fits=tr("yes") if rule[k] <= V100 else tr("no")))
+
 state = [memory.model_state_bytes(n_params=1_500_000_000, scheme=sc) / GB
-         for sc in ("fp32_adam", "mixed_adam", "mixed_adam")]
-acts = [walk[s] / GB - m for s, m in zip(steps, state)]
-names = [tr("FP32 baseline"), tr("mixed precision"), tr("+ checkpoint every 4 layers")]  # the steps, as in the table above
-fig, ax = plt.subplots(figsize=(7, 4))
+         for sc in ("fp32_adam", "mixed_adam", "mixed_adam", "mixed_adam")]
+totals = [walk[s] / GB for s in steps] + [rule[12] / GB]
+acts = [t - m for t, m in zip(totals, state)]
+names = [tr("FP32 baseline"), tr("mixed precision"), tr("+ checkpoint every 4 layers"),
+         tr("every 4 layers, by k + N/k")]  # the steps, as in the table above, and the rule's figure
+names = [textwrap.fill(name, 18) for name in names]  # on two lines: four labels side by side
+fig, ax = plt.subplots(figsize=(8, 4))
 ax.bar(names, state, label=tr("weights + gradients + optimizer state"))
 ax.bar(names, acts, bottom=state, label=TERM["activations"])
 ax.axhline(V100 / GB, c="r", ls="--", label=tr("V100 32 GiB = 34.4 GB"))

@@ -6,7 +6,9 @@ into the gradebook, which is replaced atomically after every submission: a
 killed run loses nothing already graded, and a rerun skips the submissions
 whose files are unchanged.  raw/ is read once, when the batch starts (what
 is unchanged needs its earlier result); nothing is read back after that.
-The summary is written once, at the end, from every result of the batch.
+The summary is written once, at the end, from every result of the batch,
+and so are the files that go back to the submissions' platform (Moodle's
+grading worksheet, Canvas's import file: ``autograder.batch.platforms``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from autograder.batch import export, feedback, gradebook, late, manual, roster, summary
+from autograder.batch import export, feedback, gradebook, late, manual, platforms, predictions_report, roster, summary
 from autograder.build import stubs
 from autograder.core import i18n, labs
 from autograder.core.files import run_folder, valid_text
@@ -40,8 +42,9 @@ class Batch:
     graded: int = 0  # sent to a grader (one whose files could not even be written is not in results)
     unchanged: int = 0
     warnings: list[str] = field(default_factory=list)  # about the batch as a whole, for the instructor
-    canvas_users: dict[str, str] = field(default_factory=dict)  # submission id -> Canvas user id (its file names)
     people: dict[str, roster.Submitters] = field(default_factory=dict)  # the export's roster, read once
+    outcomes: dict[str, platforms.Outcome] = field(default_factory=dict)  # what each came to (late penalty applied)
+    written: list[Path] = field(default_factory=list)  # the files that go back to the platform
 
 
 class Stopped(BaseException):
@@ -49,7 +52,7 @@ class Stopped(BaseException):
 
 
 def intake_warnings(entries: list[staging.Entry]) -> list[str]:
-    """Two entries that gave one name (each graded under its own id), and platforms' late marks."""
+    """Two entries that gave one name (each graded under its own id)."""
     first = {e.id: e for e in entries}
     out = []
     for e in entries:
@@ -58,8 +61,6 @@ def intake_warnings(entries: list[staging.Entry]) -> list[str]:
             out.append(f"{staging.printable(e.path.name)} and {staging.printable(other.path.name if other else '?')} "
                        f"both give the id {e.collides_with!r}: graded separately, as {e.id!r} and "
                        f"{e.collides_with!r}; merge or remove one by hand if they are one student's")
-        if e.late:
-            out.append(f"{e.id}: the platform marked this submission LATE")
     return out
 
 
@@ -92,12 +93,24 @@ class Shown:
             return self.after_due
         return self.now >= self.deadline.due_for(submission, self.people.get(submission, gradebook.NOBODY))
 
+    def lateness(self, submission: str) -> late.Lateness | None:
+        """The late policy's verdict on one submission (None without a due date)."""
+        if self.deadline is None:
+            return None
+        return self.deadline.of(submission, self.people.get(submission, gradebook.NOBODY))[1]
+
+    def feedback(self, shown: SubmissionResult) -> str:
+        """The student's feedback of a result as shown (its marks applied)."""
+        return feedback.markdown(shown, self.manifest, after_due=self.past_due(shown.submission),
+                                 lateness=self.lateness(shown.submission))
+
     def publish(self, out: Path, res: SubmissionResult) -> SubmissionResult:
         """results/<id>.json and feedback/<id>.md of ``res`` (the tests' result), its marks
         applied; returns the result shown, the one the gradebook and summary count."""
         shown = manual.apply(res, self.manifest, self.marks)
-        gradebook.write_shown(out, shown, self.manifest,
-                              feedback.markdown(shown, self.manifest, after_due=self.past_due(res.submission)))
+        shown = predictions_report.participation(out, shown, self.manifest)  # applied like a mark, never in raw/
+        shown = manual.missing_notes(out, shown, self.manifest)
+        gradebook.write_shown(out, shown, self.manifest, self.feedback(shown))
         return shown
 
 
@@ -140,28 +153,24 @@ def grade_entry(lab: labs.Lab, entry_id: str, staged: staging.Staged, out: Path,
 def prepare(lab: labs.Lab, entry: staging.Entry, dest: Path, out: Path, *, stubs: dict[str, bytes],
             blank: set[str]) -> staging.Staged:
     """Stage one entry and, for a lab with questions marked by hand, extract its notebook's
-    answers (a notebook that cannot be read is a problem of the entry: staging.Staged.add_problems)."""
+    answers (a notebook that cannot be read is a problem of the entry: staging.Staged.add_problems);
+    for a lab with predictions, keep what its predictions.json says (data, never the grader's)."""
     m = lab.manifest
-    st = staging.stage(entry, m.student_files, dest, stubs=stubs, optional=m.notebooks if m.manual else ())
+    st = platforms.stage(lab, entry, dest, stubs)  # as the Gradescope runner stages an upload
     if m.manual:  # the written answers, for the TA (the notebook is not the tests' business)
         st.add_problems(manual.extract(out, m, lab.assignment_dir, {entry.id: st.extra}, blank).get(entry.id, []))
+    if m.predictions:  # a missing or unreadable file is counted in the summary, never a problem
+        predictions_report.extract(out, m, {entry.id: st.extra})
     return st
 
 
-def read_roster(submissions: Path, console: Console) -> dict[str, roster.Submitters]:
-    try:
-        return roster.read(submissions)  # a Gradescope export names its students
-    except Exception as exc:  # noqa: BLE001  (a damaged export still gets graded, without names)
-        console.print(f"could not read {roster.METADATA} ({exc}); the gradebook has no names",
-                      style="yellow", markup=False)
-        return {}
-
-
-def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path, out: Path, *,
+def grade_folder(lab: labs.Lab, intake: platforms.Intake, out: Path, *,
                  jobs: int, sandbox: bool = True, force: bool = False, after_due: bool = False,
                  only: frozenset[str] | None = None, deadline: gradebook.Deadline | None = None,
-                 marks: manual.Marks | None = None, console: Console | None = None) -> Batch:
-    """Grade ``entries`` (from ``staging.discover(submissions)``) into ``out``.
+                 marks: manual.Marks | None = None, console: Console | None = None, no_file: str = "zero") -> Batch:
+    """Grade the entries of ``intake`` (an export, read by its platform) into ``out``, then write
+    what goes back to the platform (``no_file``: what its grade file gets for a student with
+    nothing gradable, ``"zero"`` or ``"pending"``).
 
     ``only``: grade just these ids (unchanged ones too, with ``force``); every
     other submission keeps the result it has in ``out``, as it is.
@@ -171,11 +180,9 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
     console = console or Console(stderr=True, quiet=True)
     m = lab.manifest
     out.mkdir(parents=True, exist_ok=True)
-    people = read_roster(submissions, console)
+    entries, submissions, people = intake.entries, intake.folder, intake.people
     previous = {r.submission: r for r in gradebook.load_raw(out)}  # the one read of raw/
-    book = gradebook.Gradebook(out / "gradebook.csv", m, people, deadline)
-    batch = Batch(warnings=intake_warnings(entries), people=people,
-                  canvas_users={e.id: e.canvas_user for e in entries if e.canvas_user})
+    batch = Batch(warnings=intake_warnings(entries) + intake.warnings, people=people)
     if marks is None:
         try:
             marks = manual.kept(out, m)
@@ -186,6 +193,7 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
         manual.keep(out, marks)
     batch.warnings += manual.unknown(marks, {e.id for e in entries})
     shown = Shown(m, marks, after_due, deadline, people)
+    every = entries
     kept = {e.id: previous[e.id] for e in entries if only is not None and e.id not in only and e.id in previous}
     entries = [e for e in entries if only is None or e.id in only]
     # Everything the batch puts in the temporary folder (the staged submissions, the answers every
@@ -207,6 +215,12 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
                     batch.results[e.id] = r
             except Exception as exc:  # noqa: BLE001  (RecursionError, MemoryError: this entry's, not the batch's)
                 broken[e.id] = failed(lab, e.id, exc)
+        # what could be read of each (the ones --only leaves alone too): nothing at all is --no-file's case
+        gradable = {e.id: bool(staged[e.id].found or staged[e.id].extra) if e.id in staged else
+                    _gradable(lab, e, Path(tempfile.mkdtemp(dir=tmp, prefix="kept-")), stub_bytes)
+                    for e in every if e.id in staged or e.id in kept}
+        book = gradebook.Gradebook(out / "gradebook.csv", m, people, deadline,
+                                   notes=any(st.notes for st in staged.values()) or any(r.notes for r in kept.values()))
         todo = [e.id for e in entries if e.id not in batch.results and e.id not in broken]
         batch.graded, batch.unchanged = len(todo) + len(broken), len(entries) - len(todo) - len(broken) + len(kept)
         batch.results.update(kept)
@@ -268,17 +282,37 @@ def grade_folder(lab: labs.Lab, entries: list[staging.Entry], submissions: Path,
                 book.finish()  # in submission order, once
     if m.manual:
         manual.write_marking(out, m, sorted(batch.results), marks)
-    summary.write(out, list(batch.results.values()), m, batch.warnings)
+    batch.outcomes = {i: platforms.Outcome(
+        r, shown.lateness(i).final_score(r.score) if deadline else r.score, shown.lateness(i),
+        gradable.get(i, True) or r.score > 0, shown.feedback(r), r.pending_points(m))
+        for i, r in batch.results.items()}
+    try:  # the platform's files: their own warnings (a student they cannot name) go to the summary too
+        batch.written = intake.platform.write_back(intake, batch.outcomes, lab, out, no_file)
+    except Exception as exc:  # noqa: BLE001  (the gradebook and feedback stand: said, never a lost batch)
+        batch.warnings.append(f"could not write {intake.platform.title}'s files: {staging.describe(exc)}")
+    finally:
+        batch.warnings += [w for w in intake.warnings if w not in batch.warnings]
+        summary.write(out, list(batch.results.values()), m, batch.warnings,
+                      late={i: o.lateness for i, o in batch.outcomes.items() if o.lateness})
     return batch
 
 
-def deadline(submissions: Path, *, due: str, tz: str, penalty: float, cap: float, grace: float,
+def _gradable(lab: labs.Lab, entry: staging.Entry, dest: Path, stub_bytes: dict[str, bytes]) -> bool:
+    """Whether any of the lab's files can be read from ``entry`` (one ``--only`` did not regrade)."""
+    try:
+        st = platforms.stage(lab, entry, dest, stub_bytes)
+        return bool(st.found or st.extra)
+    except Exception:  # noqa: BLE001  (its earlier result stands; nothing is decided from here)
+        return True
+
+
+def deadline(intake: platforms.Intake, *, due: str, tz: str, penalty: float, cap: float, grace: float,
              extensions: str | None, times: str | None) -> tuple[gradebook.Deadline, list[str]]:
     """The batch's due date and late policy, with the submission times the export holds
     (Gradescope's ``:created_at``) and ``times`` (a CSV: it wins).  Raises ValueError
     (naming the file and line, or the value) for anything it cannot read; returns the
     problems of single records, to be shown."""
-    known, problems = late.read_gradescope_times(submissions)
+    known, problems = dict(intake.times), list(intake.problems)
     if times:
         known.update(late.read_times(Path(times), tz))
     return gradebook.Deadline(
@@ -286,25 +320,29 @@ def deadline(submissions: Path, *, due: str, tz: str, penalty: float, cap: float
         extensions=late.read_extensions(Path(extensions), tz) if extensions else {}), problems
 
 
-def write_export(kind: str, batch: Batch, lab: labs.Lab, out: Path,
-                 deadline_: gradebook.Deadline | None, console: Console) -> Path:
-    """``canvas.csv`` or ``moodle.csv`` in ``out``: the final scores, matched through the batch's roster."""
+def write_export(kind: str, batch: Batch, lab: labs.Lab, out: Path, console: Console, no_file: str = "zero") -> Path:
+    """``canvas.csv`` or ``moodle.csv`` in ``out`` for submissions that came from elsewhere (a
+    Gradescope export, a folder): the final scores, matched through the batch's roster (an
+    export's own platform writes its files itself: ``platforms``)."""
     m, people = lab.manifest, batch.people
     rows = []
-    for r in sorted(batch.results.values(), key=lambda r: r.submission):
-        who = people.get(r.submission, gradebook.NOBODY)
-        score = deadline_.of(r.submission, who)[1].final_score(r.score) if deadline_ else r.score
-        if r.submission in batch.canvas_users:  # Canvas's own files: its user id is the match
-            rows.append(export.GradeRow(r.submission, score, m.max_score, canvas_id=batch.canvas_users[r.submission]))
-            continue
-        rows += export.GradeRow.members(r.submission, score, m.max_score, names=who.names, emails=who.emails,
-                                        sids=who.sids)
+    for i, o in sorted(batch.outcomes.items()):
+        who = people.get(i, gradebook.NOBODY)
+        rows += export.GradeRow.members(i, o.grade(no_file), m.max_score, names=who.names, emails=who.emails,
+                                        sids=who.sids, logins=who.logins)
     made = export.canvas_csv(rows, m.title) if kind == "canvas" else export.moodle_csv(rows, m.title)
     path = out / f"{kind}.csv"
     made.write(path)
     for s in made.skipped:
         console.print(f"warning: {kind}.csv leaves out {s.row.submission}: {s.reason}", style="yellow", markup=False)
     return path
+
+
+def late_note(lateness: late.Lateness | None, raw: float) -> str:
+    """How late, and what it took, for the instructor's console (empty when on time or unknown)."""
+    if not lateness or not lateness.late_days:
+        return ""
+    return f"late {lateness.late_days} day(s): -{lateness.penalty_percent:g}% of {raw:g}"
 
 
 def report(batch: Batch, manifest, out: Path, console: Console) -> None:
@@ -323,5 +361,12 @@ def report(batch: Batch, manifest, out: Path, console: Console) -> None:
                       f"{out / manual.FOLDER}/<question>.md, fill a copy of {manual.TEMPLATE} and rerun with "
                       f"--manual FILE", markup=False)
     for r in sorted(batch.results.values(), key=lambda r: r.submission):
-        note = f"  ({(r.errors[0].splitlines() or [''])[0]})" if r.errors else ""
-        console.print(f"  {r.submission:<24} {r.score:>6g} / {manifest.max_score:g}{note}", markup=False)  # names: text
+        o = batch.outcomes.get(r.submission)
+        said = [late_note(o.lateness, r.score) if o else ""]
+        said += [f"{r.pending_points(manifest):g} pending (marked by hand)"] if r.pending_points(manifest) else []
+        said += [(r.errors[0].splitlines() or [""])[0]] if r.errors else []
+        note = f"  ({'; '.join(x for x in said if x)})" if any(said) else ""
+        score = o.score if o else r.score
+        console.print(f"  {r.submission:<24} {score:>6g} / {manifest.max_score:g}{note}", markup=False)  # names: text
+    for path in batch.written:
+        console.print(f"for the platform: {path}", markup=False)

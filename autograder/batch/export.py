@@ -53,7 +53,8 @@ class GradeRow:
     """One student's grade for one assignment.
 
     ``submission``: the graded submission's id.  ``score`` and
-    ``max_score``: points, after any late penalty.  Identity, each ``""``
+    ``max_score``: points, after any late penalty; a ``score`` of None is
+    pending: its cell is left blank, for the instructor to fill in.  Identity, each ``""``
     when unknown: ``name`` (shown, never matched on by these files unless
     nothing else is known), ``email``, ``sid`` (the student number: Canvas's
     "SIS User ID", Moodle's "ID number"), ``login`` (Canvas's "SIS Login
@@ -61,7 +62,7 @@ class GradeRow:
     "ID" column of a Canvas gradebook export) and ``section``."""
 
     submission: str
-    score: float
+    score: float | None
     max_score: float
     name: str = ""
     email: str = ""
@@ -107,8 +108,10 @@ class Export:
         atomic_write(Path(path), self.text)
 
 
-def number(x: float) -> str:
-    """A score as a CSV cell: at most six decimals, no trailing zeros, never ``-0``."""
+def number(x: float | None) -> str:
+    """A score as a CSV cell: at most six decimals, no trailing zeros, never ``-0``; None (pending): blank."""
+    if x is None:
+        return ""
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
         raise ValueError(f"a score must be a finite number, not {x!r}")
     s = f"{round(x, 6):.6f}".rstrip("0").rstrip(".")

@@ -13,9 +13,10 @@ from __future__ import annotations
 import html
 import re
 
+from autograder.batch import late
 from autograder.labkit import messages as M
 from autograder.core import results
-from autograder.core.i18n import _
+from autograder.core.i18n import N_, _
 from autograder.core.manifest import Manifest
 
 _MARKDOWN_PUNCT = re.compile(r"([\\`*_\[\]~|])")
@@ -49,13 +50,34 @@ def fenced(lines: list[str], indent: str = "") -> list[str]:
     return [indent + fence, *[indent + line for line in body], indent + fence]
 
 
-def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bool = False) -> str:
-    """The student's feedback.  The hidden tests of a question whose ``details``
-    come after the due date show only their points, unless ``after_due``."""
-    lines = [f"# {_(manifest.title)}", "",
-             "**" + _("Score: {score:g} / {max_score:g}").format(score=res.score, max_score=manifest.max_score) + "**", ""]
+LATE = N_("Handed in {days} day(s) late: the late policy took off {percent:g}%, from {raw:g} points.")
+
+
+def score_lines(res: results.SubmissionResult, manifest: Manifest, lateness: late.Lateness | None = None, *,
+                scale: float = 1.0) -> list[str]:
+    """What a student reads first: the score (after the late penalty), how late it was handed in
+    and what that took, and the points marked by hand that are pending (never lost).  ``scale``:
+    the points on another maximum (a Moodle assignment out of 100)."""
+    final = lateness.final_score(res.score) if lateness else res.score
+    lines = [_("Score: {score:g} / {max_score:g}").format(score=round(final * scale, 6),
+                                                           max_score=round(manifest.max_score * scale, 6))]
+    if lateness and lateness.late_days:
+        lines.append(_(LATE).format(days=lateness.late_days, percent=lateness.penalty_percent,
+                                    raw=round(res.score * scale, 6)))
     if res.pending_points(manifest):
-        lines += [_(results.NOT_MARKED).format(points=res.pending_points(manifest)), ""]
+        lines.append(_(results.NOT_MARKED).format(points=round(res.pending_points(manifest) * scale, 6)))
+    return lines
+
+
+def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bool = False,
+             lateness: late.Lateness | None = None) -> str:
+    """The student's feedback.  The hidden tests of a question whose ``details``
+    come after the due date show only their points, unless ``after_due``.
+    ``lateness``: the late policy's verdict (the score shown is after its penalty)."""
+    first, *rest = score_lines(res, manifest, lateness)
+    lines = [f"# {_(manifest.title)}", "", f"**{first}**", ""]
+    if rest:
+        lines += [*rest, ""]
     if res.grader_error:
         lines += ["> **" + _(results.PENDING) + "**", ""]
     for e in res.errors:
@@ -73,7 +95,7 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
     said = dict(zip((t.nodeid for t in shown), M.details_once([(t.name, t.feedback or _("failed")) for t in shown])))
     for q in questions:
         if q.manual:
-            lines += _manual(q, [t for t in res.tests if t.question == q.id])
+            lines += _manual(q, [t for t in res.tests if t.question == q.id], manifest.question(q.id).participation)
             continue
         mark = "✅" if q.full else "❌"
         lines += [f"## {mark} {_(q.title)}: {q.points:g} / {q.max_points:g}", ""]
@@ -93,8 +115,8 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
                 lines += ["", *fenced(rest, indent="  ")]
         if withheld:
             lines += ["", _("The details of this question's hidden tests come after the due date.")]
-        if failed and q.section:
-            lines += ["", M.section_hint(q.section)]
+        if failed and q.sections:
+            lines += ["", M.section_hint(q.sections)]
         if not q.total:
             lines.append("- " + _("no test result (the grader could not run this question's tests)"))
         lines.append("")
@@ -106,11 +128,14 @@ def _failed(res: results.SubmissionResult, q: results.QuestionScore) -> list[res
     return [t for t in res.tests if t.question == q.id and t.status != results.PASSED and t.visibility != "hidden"]
 
 
-def _manual(q: results.QuestionScore, marks: list[results.TestResult]) -> list[str]:
-    """A question marked by hand: its mark and the marker's comment, or that it waits for one."""
+def _manual(q: results.QuestionScore, marks: list[results.TestResult], participation: bool = False) -> list[str]:
+    """A question marked by hand: its mark and the marker's comment, or that it waits for one.
+    The predictions' participation points (``participation``): what the batch gave, and why."""
     if q.pending:
         return [f"## ⏳ {_(q.title)}: " + _("marked by hand, not marked yet") + f" / {q.max_points:g}", ""]
     lines = [f"## {'✅' if q.full else '❌'} {_(q.title)}: {q.points:g} / {q.max_points:g}", ""]
+    if participation:  # our own words (batch.predictions_report), one line
+        return lines + [f"- {inline(t.feedback)}" for t in marks if t.feedback.strip()] + [""]
     for t in marks:
         if t.feedback.strip():  # the marker's words, which may hold anything: one fenced block
             lines += ["- " + _("marked by hand:"), "", *fenced(t.feedback.splitlines(), indent="  ")]

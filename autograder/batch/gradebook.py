@@ -5,7 +5,8 @@ Vietnamese names rightly), one row per submission, in submission order
 once the batch is done (in the order graded while it runs: :class:`Gradebook`):
 ``submission,score,max_score``, a column per question, ``problems`` (what
 went wrong outside the tests, and what the late policy could not decide),
-then, with a due date (:class:`Deadline`), ``submitted_at,late_days,
+``notes`` when a submission of the batch has any (which upload was graded
+where there was a choice, and why), then, with a due date (:class:`Deadline`), ``submitted_at,late_days,
 penalty_percent,raw_score`` (``score`` is then the score after the
 penalty), and, with a roster, ``name,email,sid``.  Every text cell that
 came from a student is escaped against spreadsheet formulas.
@@ -26,12 +27,13 @@ from autograder.core.manifest import Manifest
 
 FIXED_COLUMNS = ["submission", "score", "max_score"]
 PROBLEMS_COLUMN = "problems"
+NOTES_COLUMN = "notes"
 LATE_COLUMNS = ["submitted_at", "late_days", "penalty_percent", "raw_score"]
 BOM = "\ufeff"  # Excel reads a CSV without one in the machine's code page
 # A spreadsheet runs a cell that starts with one of these as a formula
 # (OWASP "CSV injection"); submission names and roster fields are the students'.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-NOBODY = roster.Submitters((), (), ())
+NOBODY = roster.NOBODY
 
 
 def text_cell(value: str) -> str:
@@ -68,9 +70,9 @@ class Deadline:
 
 
 def header(manifest: Manifest, people: dict[str, roster.Submitters] | None = None,
-           deadline: Deadline | None = None) -> str:
+           deadline: Deadline | None = None, notes: bool = False) -> str:
     """The header line (after the BOM): see the module docstring for the columns."""
-    cols = (FIXED_COLUMNS + [q.id for q in manifest.questions] + [PROBLEMS_COLUMN]
+    cols = (FIXED_COLUMNS + [q.id for q in manifest.questions] + [PROBLEMS_COLUMN] + ([NOTES_COLUMN] if notes else [])
             + (LATE_COLUMNS if deadline else []) + (list(roster.COLUMNS) if people else []))
     return BOM + _line([text_cell(h) for h in cols])
 
@@ -81,7 +83,8 @@ def _problems(res: results.SubmissionResult, extra: str = "") -> str:
 
 
 def row(res: results.SubmissionResult, manifest: Manifest,
-        people: dict[str, roster.Submitters] | None = None, deadline: Deadline | None = None) -> str:
+        people: dict[str, roster.Submitters] | None = None, deadline: Deadline | None = None,
+        notes: bool = False) -> str:
     """One submission's line.  Numbers are ours (never text); the rest is escaped."""
     qs = {q.id: "" if q.pending else f"{q.points:g}" for q in res.questions(manifest)}  # a pending mark: empty
     who = (people or {}).get(res.submission, NOBODY)
@@ -92,15 +95,18 @@ def row(res: results.SubmissionResult, manifest: Manifest,
         late_cells = [at.isoformat() if at else "", "" if lateness.late_days is None else str(lateness.late_days),
                       f"{lateness.penalty_percent:g}", f"{res.score:g}"]
     return _line([text_cell(res.submission), score, f"{manifest.max_score:g}"]
-                 + [qs[q.id] for q in manifest.questions] + [_problems(res, late_problem)] + late_cells
+                 + [qs[q.id] for q in manifest.questions] + [_problems(res, late_problem)]
+                 + ([text_cell("; ".join((n.splitlines() or [""])[0][:300] for n in res.notes))] if notes else [])
+                 + late_cells
                  + ([text_cell(c) for c in who.columns()] if people else []))
 
 
 def csv_text(rows: list[results.SubmissionResult], manifest: Manifest,
-             people: dict[str, roster.Submitters] | None = None, deadline: Deadline | None = None) -> str:
+             people: dict[str, roster.Submitters] | None = None, deadline: Deadline | None = None,
+             notes: bool = False) -> str:
     """The whole gradebook: one row per submission, in submission order."""
-    return header(manifest, people, deadline) + "".join(row(r, manifest, people, deadline)
-                                                        for r in sorted(rows, key=lambda r: r.submission))
+    return header(manifest, people, deadline, notes) + "".join(row(r, manifest, people, deadline, notes)
+                                                               for r in sorted(rows, key=lambda r: r.submission))
 
 
 class Gradebook:
@@ -117,8 +123,9 @@ class Gradebook:
     file whole again at once, so it never holds two rows of one submission."""
 
     def __init__(self, path: Path, manifest: Manifest, people: dict[str, roster.Submitters] | None = None,
-                 deadline: Deadline | None = None):
+                 deadline: Deadline | None = None, notes: bool = False):
         self.path, self.manifest, self.people, self.deadline = path, manifest, people, deadline
+        self.notes = notes  # the notes column (known before the first row: staging comes first)
         self._rows: dict[str, str] = {}
         self._started = False
 
@@ -126,7 +133,7 @@ class Gradebook:
         new, again = [], False
         for res in done:
             again |= res.submission in self._rows
-            self._rows[res.submission] = line = row(res, self.manifest, self.people, self.deadline)
+            self._rows[res.submission] = line = row(res, self.manifest, self.people, self.deadline, self.notes)
             new.append(line)
         if not self._started or again:
             self.finish()
@@ -136,7 +143,7 @@ class Gradebook:
 
     def finish(self) -> None:
         """The whole gradebook, in submission order, written atomically."""
-        atomic_write(self.path, header(self.manifest, self.people, self.deadline)
+        atomic_write(self.path, header(self.manifest, self.people, self.deadline, self.notes)
                      + "".join(self._rows[k] for k in sorted(self._rows)))
         self._started = True
 

@@ -6,8 +6,10 @@ root holding exactly one lab), puts the student's upload in
 ``run_autograder`` calls ``python -m autograder.batch.gradescope_run``; $AUTOGRADER_ROOT
 moves ``/autograder`` so a test can lay the tree out in a temporary folder.
 
-Grading is the engine's, unchanged: files are staged by name like ``grade``
-does, graded sandboxed by ``runner.grade_staged`` and written by
+Grading is the engine's, unchanged: files are staged exactly as ``grade``
+stages them (``autograder.batch.platforms.stage``: an untouched stub left
+beside the student's work is passed over, and the note that says which copy
+was graded reaches the output, as in ``grade``'s feedback), graded sandboxed by ``runner.grade_staged`` and written by
 ``results.gradescope_json`` and ``results.gradescope_text``, as ``grade``
 writes its results/<id>.json.  A valid results.json is written whatever
 happens: without one Gradescope shows the student a bare "autograder
@@ -22,10 +24,10 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from autograder.batch import gradebook
+from autograder.batch import gradebook, platforms, predictions_report
 from autograder.core.files import atomic_write, run_folder
 from autograder.core import i18n, labs, results
-from autograder.grading import runner, staging
+from autograder.grading import predictions, runner, staging
 from autograder.core.i18n import _
 
 ROOT_ENV = "AUTOGRADER_ROOT"
@@ -78,7 +80,9 @@ def grade(root: Path, timeout_s: float | None = None) -> dict:
     with run_folder("gradescope") as tmp, shared_zygote(hide=[root]):
         code = Path(tempfile.mkdtemp(dir=tmp, prefix="code-"))
         try:  # stage() reports a bad upload as a problem; anything else still grades, as files missing
-            staged = staging.stage(root / "submission", m.student_files, code)
+            # as `grade` stages it (an untouched stub left beside the work passed over; predictions.json:
+            # data for the participation points, never given to the grader)
+            staged = platforms.stage(lab, root / "submission", code)
         except Exception as exc:  # noqa: BLE001
             code.mkdir(exist_ok=True)
             staged = staging.Staged(code, problems=[_("could not read {name}: {error}").format(
@@ -86,7 +90,11 @@ def grade(root: Path, timeout_s: float | None = None) -> dict:
         res = runner.grade_staged(lab, staged.directory, SUBMISSION_ID, sandbox=True,
                                   problems=staged.problems, notes=staged.notes, sha256=staged.sha256,
                                   timeout_s=timeout_s)
+    if m.participation:
+        res = predictions_report.apply(res, m, predictions_report.read(staged.extra.get(predictions.FILE), m))
     payload = results.gradescope_json(res, m)
+    if res.notes:  # which file was graded where there was a choice, as `grade`'s feedback says
+        payload["output"] += "".join("\n" + _("Note: {note}").format(note=n) for n in res.notes)
     if res.grader_error:  # run() exits non-zero: Gradescope flags the run for the instructor
         payload["extra_data"]["grader_error"] = res.grader_error[-4000:]
     return payload

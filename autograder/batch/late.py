@@ -349,36 +349,3 @@ def read_times(path: Path, tz: str) -> dict[str, datetime]:
         seen[sub] = line
         out[sub] = _time_at(path, line, _cell(path, line, cells, header["submitted_at"], "submitted_at"), tz)
     return out
-
-
-def read_gradescope_times(folder: Path) -> tuple[dict[str, datetime], list[str]]:
-    """Submission id -> time, from the ``:created_at`` of each record of a
-    Gradescope export's ``submission_metadata.yml``; and a problem sentence
-    for each record whose time is missing or unreadable (those submissions
-    then get ``late_days=None``).  ``({}, [])`` when the folder has no such
-    file.  The top-level ``:created_at`` is the time of the submission that
-    was exported (``:history`` holds earlier ones, not used).  A file that is
-    not YAML is a ValueError naming it."""
-    path = Path(folder) / "submission_metadata.yml"
-    if not path.is_file():
-        return {}, []
-    import yaml  # only an export needs it
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: not readable YAML ({e})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping of submission folders")
-    times: dict[str, datetime] = {}
-    problems: list[str] = []
-    for sub_id, meta in data.items():
-        raw = meta.get(":created_at") if isinstance(meta, dict) else None
-        if raw is None:
-            problems.append(f"{sub_id}: {path.name} gives no :created_at")
-            continue
-        try:
-            times[str(sub_id)] = parse_gradescope_time(raw)
-        except ValueError as e:
-            problems.append(f"{sub_id}: {e}")
-    return times, problems

@@ -1,13 +1,20 @@
 """Questions marked by hand: the marks a TA gives, and the answers to mark.
 
 A question with ``manual = true`` in lab.toml is a written answer in the
-lab's notebook; no test scores it.  ``grade`` takes the notebook a
-submission holds (``Manifest.notebooks``: either language), copies the
-cells tagged ``answer:<question id>`` into ``manual/<question id>.md``,
-one section per submission, for a TA to read question by question, and
-writes ``manual/marks-template.csv``: one row per submission and manual
-question, its marks so far filled in.  Each submission's answers are kept
-in ``manual/answers/<id>.json`` (so that ``--only`` leaves the others').
+lab's notebook; no test scores it.  Its answer is a cell tagged
+``answer:<question id>``, or several cells, each a named part of it, tagged
+``answer:<question id>/<part>`` (the reflection after each prediction:
+``answer:reflections/<prediction id>``, ``docs/predictions.md``).  ``grade``
+takes the notebook a submission holds (``Manifest.notebooks``: either
+language), copies those cells into ``manual/<question id>.md``, one section
+per submission and, within it, one per part, for a TA to read question by
+question; a part whose cell is empty or as handed out is written there as
+missing, counted in the summary and said in the student's feedback
+(:func:`missing_notes`).  It writes ``manual/marks-template.csv``: one row
+per submission and manual question, its marks so far filled in.  Each
+submission's answers are kept in ``manual/answers/<id>.json`` (so that
+``--only`` leaves the others').  An answer is never scored for its content
+by the engine: a TA marks it, and until then its points are pending.
 
 The marks file (``grade --manual FILE``) is a CSV in UTF-8 (a BOM, as
 Excel writes it, is fine; ``;`` as the separator too) with the header
@@ -44,7 +51,7 @@ from autograder.batch.feedback import code, fenced, inline
 from autograder.batch.gradebook import BOM, FORMULA_START, text_cell
 from autograder.core import results
 from autograder.core.files import atomic_write, valid_text
-from autograder.core.i18n import _
+from autograder.core.i18n import N_, _
 from autograder.core.manifest import Manifest
 
 FOLDER = "manual"
@@ -53,6 +60,9 @@ TEMPLATE = "marks-template.csv"
 ANSWERS = "answers"  # out/manual/answers/<id>.json: each submission's answers, as extracted
 COLUMNS = ("submission", "question", "points", "comment")
 ANSWER_TAG = "answer:"  # a notebook cell tagged "answer:<question id>" holds that question's answer
+PART = "/"  # "answer:<question id>/<part>": one named part of it
+MISSING = N_("Your answer to \"{question}\"{part} is missing: its cell is empty or as handed out. Your marker "
+             "reads only what the notebook you hand in holds.")
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,9 @@ def read_marks(path: Path, manifest: Manifest) -> Marks:
         q = by_id.get(qid)
         if q is None:
             raise ValueError(f"{where}: no question {qid!r} in {manifest.name}/lab.toml")
+        if q.participation:
+            raise ValueError(f"{where}: question {qid!r} is the predictions' participation points, "
+                             "given from the predictions.json handed in, not by hand")
         if not q.manual:
             raise ValueError(f"{where}: question {qid!r} is scored by its tests, not by hand (manual = true)")
         if not sub:
@@ -160,7 +173,23 @@ _BRACKET = re.compile(rb"[\[\]{}]")
 
 
 def answers(notebook: bytes) -> dict[str, list[str]]:
-    """Question id -> the sources of the notebook's cells tagged ``answer:<id>``, in order.
+    """Question id -> the sources of the notebook's cells tagged ``answer:<id>`` (or one of its
+    parts, ``answer:<id>/<part>``), in order (:func:`answer_cells`)."""
+    out: dict[str, list[str]] = {}
+    for qid, _part, text in answer_cells(notebook):
+        out.setdefault(qid, []).append(text)
+    return out
+
+
+def split_tag(rest: str) -> tuple[str, str]:
+    """``"reflections/step"`` -> ``("reflections", "step")``; ``"memo"`` -> ``("memo", "")``."""
+    qid, _sep, part = rest.partition(PART)
+    return qid, part
+
+
+def answer_cells(notebook: bytes) -> list[tuple[str, str, str]]:
+    """``(question id, part, source)`` of each cell tagged ``answer:<id>[/<part>]``, in order
+    (part ``""`` for a cell of the whole question).
 
     The notebook is the student's: anything but a notebook's JSON (a JSON list,
     a string, nesting deeper than :data:`MAX_NESTING`, bytes that are not UTF-8)
@@ -175,7 +204,7 @@ def answers(notebook: bytes) -> dict[str, list[str]]:
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise ValueError(_("it is not a notebook ({error})").format(error=_("no list of cells")))
-    out: dict[str, list[str]] = {}
+    out: list[tuple[str, str, str]] = []
     for cell in cells:
         if not isinstance(cell, dict):
             continue
@@ -184,19 +213,37 @@ def answers(notebook: bytes) -> dict[str, list[str]]:
         text = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
         for tag in tags if isinstance(tags, list) else ():
             if isinstance(tag, str) and tag.startswith(ANSWER_TAG):
-                out.setdefault(valid_text(tag[len(ANSWER_TAG):]), []).append(valid_text(text))
+                out.append((*split_tag(valid_text(tag[len(ANSWER_TAG):])), valid_text(text)))
     return out
 
 
 def fill(notebook: bytes, given: dict[str, str]) -> bytes:
     """``notebook`` with each cell tagged ``answer:<id>`` holding ``given[id]`` (a demo
-    submission's answers: ``autograder.build.candidates.notebook``)."""
+    submission's answers: ``autograder.build.candidates.notebook``); a part's cell
+    (``answer:<id>/<part>``) holds ``given["<id>/<part>"]``, else ``given[id]``."""
     nb = json.loads(notebook)
     for cell in nb["cells"]:
         for tag in cell.get("metadata", {}).get("tags", []):
-            if tag.startswith(ANSWER_TAG) and tag[len(ANSWER_TAG):] in given:
-                cell["source"] = given[tag[len(ANSWER_TAG):]].strip()
+            if not tag.startswith(ANSWER_TAG):
+                continue
+            rest = tag[len(ANSWER_TAG):]
+            key = rest if rest in given else split_tag(rest)[0]
+            if key in given:
+                cell["source"] = given[key].strip()
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def expected_parts(lab_dir: Path, manifest: Manifest) -> dict[str, list[str]]:
+    """Question id -> the parts its answer has in the lab's own notebooks, as handed out, in
+    order (``[""]``: one answer, as for a question whose notebook has no part or no cell)."""
+    out: dict[str, list[str]] = {q.id: [] for q in manifest.manual}
+    for name in manifest.notebooks:
+        path = lab_dir / name
+        if path.is_file():
+            for qid, part, _text in answer_cells(path.read_bytes()):
+                if qid in out and part not in out[qid]:
+                    out[qid].append(part)
+    return {qid: [p for p in parts if p] or [""] for qid, parts in out.items()}
 
 
 def blank_answers(lab_dir: Path, manifest: Manifest) -> set[str]:
@@ -221,22 +268,28 @@ def extract(out: Path, manifest: Manifest, lab_dir: Path, notebooks: dict[str, d
     Returns, per submission, its problems: each notebook handed in that could not be
     read (its answers cannot be marked: the gradebook and the feedback say why)."""
     blank = blank_answers(lab_dir, manifest) if blank is None else blank
+    parts = expected_parts(lab_dir, manifest)
     problems: dict[str, list[str]] = {}
     for sub, files in notebooks.items():
+        files = {n: d for n, d in files.items() if n in manifest.notebooks}  # a hand-in's other data (predictions.json)
         found: dict[str, list[list[str]]] = {q.id: [] for q in manifest.manual}
         unread = []
         for name, data in sorted(files.items()):
             try:
-                cells = answers(data)
+                cells = answer_cells(data)
             except ValueError as exc:
                 unread.append(f"{name}: {exc}")
                 problems.setdefault(sub, []).append(
                     _("notebook {file} was not read, so its written answers cannot be marked: {problem}")
                     .format(file=name, problem=exc))
                 continue
-            for qid in found:
-                found[qid] += [[name, t] for t in cells.get(qid, ()) if t.strip() and t.strip() not in blank]
-        record = {"notebooks": sorted(files), "answers": found, "unread": unread}
+            for qid, part, text in cells:
+                if qid in found and text.strip() and text.strip() not in blank:
+                    found[qid].append([name, part, text])
+        # a part is answered by a cell of that part (or, for a question of one answer, any of its cells)
+        missing = {qid: [p for p in parts[qid] if not any(a[1] == p or not p for a in found[qid])]
+                   for qid in found}
+        record = {"notebooks": sorted(files), "answers": found, "missing": missing, "unread": unread}
         atomic_write(out / FOLDER / ANSWERS / f"{sub}.json", json.dumps(record, ensure_ascii=False))
     return problems
 
@@ -249,10 +302,29 @@ def _record(out: Path, sub: str) -> dict:
         return {}  # never extracted (graded before the lab had manual questions): no answer
 
 
-def answers_markdown(question, records: dict[str, dict]) -> str:
+def _answers(record: dict, qid: str) -> list[tuple[str, str, str]]:
+    """``(notebook, part, text)`` of a record's answers to ``qid`` (a record written before answers
+    had parts holds ``[notebook, text]`` pairs)."""
+    given = record.get("answers", {}).get(qid, []) if isinstance(record.get("answers"), dict) else []
+    return [(a[0], a[1], a[2]) if len(a) == 3 else (a[0], "", a[-1]) for a in given
+            if isinstance(a, list) and len(a) in (2, 3) and all(isinstance(x, str) for x in a)]
+
+
+def missing(record: dict, qid: str) -> list[str]:
+    """The parts of ``qid`` a record says are missing (``""``: the whole answer)."""
+    parts = (record.get("missing") or {}).get(qid) if isinstance(record.get("missing"), dict) else None
+    if isinstance(parts, list):
+        return [p for p in parts if isinstance(p, str)]
+    return [] if _answers(record, qid) else [""]  # a record from before parts were named
+
+
+def answers_markdown(question, records: dict[str, dict], context: dict[tuple[str, str], str] | None = None) -> str:
     """``manual/<question>.md``: each submission's answer to ``question`` (``records``:
-    submission -> its :func:`extract` record).  The answers are the students' text:
-    fenced, so none can add a heading or HTML of its own."""
+    submission -> its :func:`extract` record), part by part where it has named parts.
+    The answers are the students' text: fenced, so none can add a heading or HTML of
+    its own.  ``context``: (submission, part) -> a line of ours shown above that part
+    (a reflection's prediction and result: ``predictions_report.context``)."""
+    context = context or {}
     lines = [f"# {question.title} (`{question.id}`, {question.points:g} points)", "",
              *([f"Rubric: {question.rubric}", ""] if question.rubric else []),
              f"Give the marks in `{TEMPLATE}` (a copy), then `autograder grade ... --manual FILE`.", ""]
@@ -260,13 +332,21 @@ def answers_markdown(question, records: dict[str, dict]) -> str:
         record = records[sub]
         lines += [f"## {inline(sub)}", ""]
         lines += [f"> notebook not read: {inline(u)}" for u in record.get("unread", ())]
-        given = record.get("answers", {}).get(question.id, [])
+        given, absent = _answers(record, question.id), missing(record, question.id)
         if not record.get("notebooks"):
-            lines.append("_no notebook handed in_")
-        elif not given:
-            lines.append("_no answer: the answer cells are empty or as handed out_")
-        for notebook, text in given:
-            lines += [f"From {code(notebook)}:", "", *fenced(text.splitlines() or [""]), ""]
+            lines += ["_no notebook handed in_", ""]
+            continue
+        parts = list(dict.fromkeys([p for _n, p, _t in given] + absent))
+        for part in parts:
+            if part:
+                lines += [f"### {code(part)}", ""]
+            if (sub, part) in context:
+                lines += [context[(sub, part)], ""]
+            if part in absent:
+                lines += ["_missing: the answer cell is empty or as handed out_" if part else
+                          "_no answer: the answer cells are empty or as handed out_", ""]
+            for notebook, _part, text in (a for a in given if a[1] == part):
+                lines += [f"From {code(notebook)}:", "", *fenced(text.splitlines() or [""]), ""]
         lines.append("")
     return "\n".join(lines)
 
@@ -274,11 +354,58 @@ def answers_markdown(question, records: dict[str, dict]) -> str:
 def write_marking(out: Path, manifest: Manifest, submissions: list[str], marks: Marks) -> None:
     """What a TA marks from: ``manual/<question>.md`` per manual question, and
     ``manual/marks-template.csv`` (every submission and manual question, the marks so far)."""
+    from autograder.batch import predictions_report  # imports this module's nesting
+
     records = {s: _record(out, s) for s in submissions}
     for q in manifest.manual:
-        atomic_write(out / FOLDER / f"{q.id}.md", answers_markdown(q, records))
+        context = predictions_report.context(out, manifest, q.id, submissions)
+        atomic_write(out / FOLDER / f"{q.id}.md", answers_markdown(q, records, context))
     rows = [(s, q.id, marks.get((s, q.id))) for s in sorted(submissions) for q in manifest.manual]
     atomic_write(out / FOLDER / TEMPLATE, marks_csv(rows))
+
+
+def missing_notes(out: Path, res: results.SubmissionResult, manifest: Manifest) -> results.SubmissionResult:
+    """``res`` with a note per answer its notebook left empty (as :func:`extract` found it), for
+    the student's feedback: missing, never scored by the engine (a TA marks what is there)."""
+    if not manifest.manual:
+        return res
+    record = _record(out, res.submission)
+    if not record.get("notebooks"):
+        return res  # no notebook at all: the feedback's pending questions say enough
+    notes = []
+    for q in manifest.manual:
+        for part in missing(record, q.id):
+            label = _part_label(manifest, part)
+            notes.append(_(MISSING).format(question=_(q.title), part=f" ({label})" if label else ""))
+    return dataclasses.replace(res, notes=[*res.notes, *notes]) if notes else res
+
+
+def _part_label(manifest: Manifest, part: str) -> str:
+    """A part as the student knows it: a prediction's prompt (a reflection), else its name."""
+    try:
+        return _(manifest.prediction(part).prompt)
+    except KeyError:
+        return part
+
+
+def missing_count(out: Path, manifest: Manifest, submissions: list[str]) -> dict[str, int]:
+    """Question id -> how many answers (parts) are missing over ``submissions``, notebooks handed in or not."""
+    counts = {q.id: 0 for q in manifest.manual}
+    for s in submissions:
+        record = _record(out, s)
+        for q in manifest.manual:
+            counts[q.id] += len(missing(record, q.id))
+    return counts
+
+
+def summary(out: Path, manifest: Manifest, submissions: list[str]) -> str:
+    """summary.md's part on written answers left empty (each named in ``manual/<question>.md``)."""
+    if not manifest.manual:
+        return ""
+    counts = missing_count(out, manifest, submissions)
+    return "\n".join(["", "## Written answers (marked by hand)", "",
+                      "| question | answers missing (empty, as handed out, or no notebook) |", "|---|---|",
+                      *(f"| {q.title} (`{q.id}`) | {counts[q.id]} |" for q in manifest.manual), ""]) + "\n"
 
 
 def unknown(marks: Marks, submissions: set[str]) -> list[str]:

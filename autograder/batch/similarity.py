@@ -4,7 +4,7 @@ It flags, it never grades: nothing here reads or changes a score, and a
 flagged pair is only a pair for a person to look at.
 
 What is compared.  Each entry of the batch folder is staged exactly as the
-grader stages it (:func:`autograder.grading.staging.stage`: the lab's
+grader stages it (:func:`autograder.batch.platforms.stage`: the lab's
 declared ``student_files`` only, found the same way), and every pair of
 submissions is compared file by file: ``optimizers.py`` with
 ``optimizers.py``, never with ``accumulation.py``.  The comparison is
@@ -48,6 +48,12 @@ The numbers.
   submissions that differ from one another by a line or two share 65 to
   100%; 0.5 sits between them.  A submission pair is flagged when one of its
   files is.
+
+Cases.  Flagged pairs are grouped into cases: the connected groups of
+submissions joined by flagged pairs (a ring of five copies is one case of
+five, with its ten or fewer pairs, never ten separate findings).  For each
+member of a case, the report shows its files with every passage it shares
+with any other member highlighted (the union of its pairs' shared runs).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from copydetect import CodeFingerprint, compare_files
 from copydetect import defaults as copydetect_defaults
 from copydetect.utils import highlight_overlap
 
+from autograder.batch import platforms
 from autograder.batch.gradebook import text_cell
 from autograder.build import stubs
 from autograder.core import labs
@@ -76,7 +83,7 @@ GUARANTEE = copydetect_defaults.GUARANTEE_THRESHOLD  # 25: every k-gram is a fin
 THRESHOLD = 0.5
 PUBLIC_LINES = "public_lines.txt"  # solutions/<lab>/: code the public material shows on purpose
 CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
-COLUMNS = ["submission_a", "submission_b", "file", "similarity_a", "similarity_b", "matched_tokens"]
+COLUMNS = ["case", "submission_a", "submission_b", "file", "similarity_a", "similarity_b", "matched_tokens"]
 
 
 @dataclass(frozen=True)
@@ -90,10 +97,28 @@ class Match:
     tokens: int  # filtered tokens of a that lie in shared runs
     code_a: str = field(default="", repr=False, compare=False)  # a's file, shared runs highlighted (HTML)
     code_b: str = field(default="", repr=False, compare=False)
+    slices_a: np.ndarray | None = field(default=None, repr=False, compare=False)  # copydetect's shared runs of a
+    slices_b: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def score(self) -> float:
         return max(self.similarity_a, self.similarity_b)
+
+
+@dataclass
+class Case:
+    """A connected group of submissions joined by flagged pairs: one thing for a person to read."""
+    members: list[str]  # sorted
+    matches: list[Match]  # its flagged file pairs, highest score first
+    passages: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)  # (member, file) -> HTML
+
+    @property
+    def score(self) -> float:
+        return max(m.score for m in self.matches)
+
+    @property
+    def pairs(self) -> int:
+        return len({(m.a, m.b) for m in self.matches})
 
 
 @dataclass
@@ -105,6 +130,15 @@ class Report:
     guarantee: int
     matches: list[Match]  # flagged file pairs, highest score first
     problems: dict[str, list[str]]  # submission -> what staging could not find or read
+    clusters: list[Case] = field(default_factory=list)  # the cases: largest first, then highest score
+
+    def __post_init__(self):
+        if self.matches and not self.clusters:  # made from matches alone: the cases without their passages
+            self.clusters = cases(self.matches, {})
+
+    def case_of(self, submission: str) -> int:
+        """The number (from 1) of the case a flagged submission is in."""
+        return next(n for n, c in enumerate(self.clusters, 1) if submission in c.members)
 
     @property
     def pairs_compared(self) -> int:
@@ -139,7 +173,7 @@ def collect(lab: labs.Lab, entries: list[staging.Entry]) -> tuple[dict[str, dict
     texts, problems = {}, {}
     with tempfile.TemporaryDirectory(prefix="similarity-") as tmp:
         for n, entry in enumerate(entries):
-            staged = staging.stage(entry, files, Path(tmp) / str(n))
+            staged = platforms.stage(lab, entry, Path(tmp) / str(n))  # as `grade` stages it
             texts[entry.id] = {f: (staged.directory / f).read_bytes().decode("utf-8", "replace")
                                for f in files if (staged.directory / f).is_file()}
             if staged.problems:
@@ -163,6 +197,7 @@ def compare(lab: labs.Lab, entries: list[staging.Entry], *, threshold: float = T
                                                                 fp=io.StringIO(files[f]))
     matches = []
     ids = [e.id for e in entries]
+    raw: dict[tuple[str, str], str] = {}
     for a, b in itertools.combinations(ids, 2):
         for f in lab.manifest.student_files:
             fa, fb = prints.get(a, {}).get(f), prints.get(b, {}).get(f)
@@ -171,23 +206,67 @@ def compare(lab: labs.Lab, entries: list[staging.Entry], *, threshold: float = T
             tokens, (sim_a, sim_b), (slices_a, slices_b) = compare_files(fa, fb)
             if tokens and max(sim_a, sim_b) >= threshold:
                 matches.append(Match(a, b, f, float(sim_a), float(sim_b), int(tokens),
-                                     _highlighted(fa.raw_code, slices_a), _highlighted(fb.raw_code, slices_b)))
+                                     _highlighted(fa.raw_code, slices_a), _highlighted(fb.raw_code, slices_b),
+                                     slices_a, slices_b))
+                raw[(a, f)], raw[(b, f)] = fa.raw_code, fb.raw_code
     matches.sort(key=lambda m: (-m.score, m.a, m.b, m.file))
-    return Report(lab, ids, threshold, noise, guarantee, matches, problems)
+    return Report(lab, ids, threshold, noise, guarantee, matches, problems, cases(matches, raw))
+
+
+def cases(matches: list[Match], raw: dict[tuple[str, str], str]) -> list[Case]:
+    """The connected groups of the flagged pairs (union-find), each member's files with every
+    passage it shares inside its group highlighted; largest first, then highest score."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for m in matches:
+        parent[root(m.a)] = root(m.b)
+    groups: dict[str, list[Match]] = {}
+    for m in matches:
+        groups.setdefault(root(m.a), []).append(m)
+    found = []
+    for ms in groups.values():
+        shared: dict[tuple[str, str], list[np.ndarray]] = {}
+        for m in ms:
+            shared.setdefault((m.a, m.file), []).append(m.slices_a)
+            shared.setdefault((m.b, m.file), []).append(m.slices_b)
+        passages = {k: _highlighted(raw[k], _union(v)) for k, v in sorted(shared.items()) if k in raw}
+        found.append(Case(sorted({x for m in ms for x in (m.a, m.b)}), ms, passages))
+    return sorted(found, key=lambda c: (-len(c.members), -c.score, c.members))
+
+
+def _union(slices: list[np.ndarray | None]) -> np.ndarray:
+    """copydetect's runs (2 x n: starts, ends) of several pairs as one sorted set of disjoint runs."""
+    runs = sorted((int(s), int(e)) for a in slices if a is not None and a.size for s, e in zip(a[0], a[1]))
+    merged: list[list[int]] = []
+    for s, e in runs:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return np.array(merged, dtype=int).T.reshape(2, -1)
 
 
 def _highlighted(code: str, slices) -> str:
+    if slices is None or not np.asarray(slices).size:
+        return html.escape(code)
     text, _ = highlight_overlap(code, slices, "<mark>", "</mark>", escape_html=True)
     return text
 
 
 def csv_text(report: Report) -> str:
-    """similarity.csv: a BOM (so a spreadsheet reads it as UTF-8), then one row per flagged file pair."""
+    """similarity.csv: a BOM (so a spreadsheet reads it as UTF-8), then one row per flagged file pair,
+    by case (its number in the report), highest share first within it."""
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     out.writerow(COLUMNS)
-    for m in report.matches:
-        out.writerow([text_cell(m.a), text_cell(m.b), text_cell(m.file),
+    for m in sorted(report.matches, key=lambda m: (report.case_of(m.a), -m.score, m.a, m.b, m.file)):
+        out.writerow([str(report.case_of(m.a)), text_cell(m.a), text_cell(m.b), text_cell(m.file),
                       f"{m.similarity_a:.3f}", f"{m.similarity_b:.3f}", str(m.tokens)])
     return "\ufeff" + buf.getvalue()
 
@@ -212,7 +291,7 @@ def html_text(report: Report) -> str:
             f"<h1>Similarity report: {e(m_.title)}</h1>",
             f"<p>{report.pairs_compared} pairs of {len(report.submissions)} submissions compared; "
             f"<b>{report.pairs_flagged}</b> flagged (a file with similarity &ge; {report.threshold:.0%} "
-            f"on either side).</p>",
+            f"on either side), in <b>{len(report.clusters)}</b> case(s).</p>",
             "<p class=\"note\">This report flags; it does not grade. A flagged pair is a pair to read, "
             "not a finding: shared code can have innocent causes (a study group's discussion, a "
             "common tutorial). Compared: each declared student file, as the grader stages it, with "
@@ -221,12 +300,25 @@ def html_text(report: Report) -> str:
             f"Copydetect, noise threshold {report.noise}, guarantee threshold {report.guarantee} "
             "(characters of normalized code).</p>"]
     body = []
+    if report.clusters:
+        body.append(f"<h2>Cases</h2>\n<p class=\"note\">{len(report.clusters)} case(s): each is a group of "
+                    "submissions joined by flagged pairs, to read together. Under each member, its files with "
+                    "every passage it shares with another member highlighted.</p>")
+        for n, c in enumerate(report.clusters, 1):
+            body.append(f"<details id=\"case{n}\" open><summary><b>Case {n}</b>: {len(c.members)} submissions "
+                        f"({e(', '.join(c.members))}), {c.pairs} flagged pair(s), highest {c.score:.0%}</summary>")
+            for member in c.members:
+                for (who, f), code in c.passages.items():
+                    if who == member:
+                        body.append(f"<h3>{e(member)}: {e(f)}</h3><pre><code>{code}</code></pre>")
+            body.append("</details>")
     if report.matches:
-        body.append("<h2>Flagged file pairs</h2>\n<table>\n<tr><th>#</th><th>submission a</th>"
+        body.append("<h2>Flagged file pairs</h2>\n<table>\n<tr><th>#</th><th>case</th><th>submission a</th>"
                     "<th>submission b</th><th>file</th><th>a shares</th><th>b shares</th>"
                     "<th>matched tokens</th></tr>")
         for n, m in enumerate(report.matches, 1):
-            body.append(f"<tr><td><a href=\"#m{n}\">{n}</a></td><td>{e(m.a)}</td><td>{e(m.b)}</td>"
+            body.append(f"<tr><td><a href=\"#m{n}\">{n}</a></td><td><a href=\"#case{report.case_of(m.a)}\">"
+                        f"{report.case_of(m.a)}</a></td><td>{e(m.a)}</td><td>{e(m.b)}</td>"
                         f"<td>{e(m.file)}</td><td class=\"n\">{m.similarity_a:.0%}</td>"
                         f"<td class=\"n\">{m.similarity_b:.0%}</td><td class=\"n\">{m.tokens}</td></tr>")
         body.append("</table>\n<h2>Shared code</h2>\n<p class=\"note\">Highlighted: the runs each file "

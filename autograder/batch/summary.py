@@ -1,8 +1,11 @@
 """The batch summary an instructor reads: summary.md and summary.png.
 
-Score histogram, the pass rate of each question (share of submissions with
-full marks on it), and the slowest submissions.  The only student text here
-is a submission's name, escaped like the students' feedback (``feedback.inline``).
+Score histogram (scores after the late penalty), the submissions handed in
+late and what the penalty took, the pass rate of each question (share of
+submissions with full marks on it; a question marked by hand counts only the
+answers marked, the rest are pending, never 0%), and the slowest submissions.
+The only student text here is a submission's name, escaped like the students'
+feedback (``feedback.inline``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from autograder.batch import late as late_policy
+from autograder.batch import manual, predictions_report
 from autograder.batch.feedback import inline
 from autograder.core.files import atomic_write
 from autograder.core.manifest import Manifest
@@ -18,19 +23,37 @@ from autograder.core.results import SubmissionResult
 SLOWEST = 5
 
 
-def pass_rates(rows: list[SubmissionResult], manifest: Manifest) -> dict[str, float]:
-    if not rows:
-        return {q.id: 0.0 for q in manifest.questions}
+Late = dict[str, late_policy.Lateness]  # submission id -> the late policy's verdict
+
+
+def pass_rates(rows: list[SubmissionResult], manifest: Manifest) -> dict[str, float | None]:
+    """Each question's share of full marks, among the submissions it has a score for (a question
+    marked by hand: the answers marked so far); None when it has none yet (all pending)."""
     full = {q.id: 0 for q in manifest.questions}
+    scored = {q.id: 0 for q in manifest.questions}
     for r in rows:
         for q in r.questions(manifest):
-            full[q.id] += q.full and q.total > 0
-    return {qid: n / len(rows) for qid, n in full.items()}
+            if not q.pending:
+                scored[q.id] += 1
+                full[q.id] += q.full and q.total > 0
+    return {qid: full[qid] / scored[qid] if scored[qid] else (None if rows else 0.0) for qid in full}
 
 
-def markdown(rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = ()) -> str:
-    """``warnings``: what the intake noticed about the batch (two entries with one name, ...)."""
-    scores = [r.score for r in rows]
+def final_scores(rows: list[SubmissionResult], late: Late | None = None) -> dict[str, float]:
+    """Each submission's score after the late penalty (as in the gradebook)."""
+    late = late or {}
+    return {r.submission: late[r.submission].final_score(r.score) if r.submission in late else r.score for r in rows}
+
+
+def markdown(rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = (), late: Late | None = None
+             ) -> str:
+    """``warnings``: what the intake noticed about the batch (two entries with one name, ...);
+    ``late``: the late policy's verdicts (scores are after the penalty)."""
+    late = late or {}
+    finals = final_scores(rows, late)
+    scores = list(finals.values())
+    penalised = sorted((r for r in rows if r.submission in late and late[r.submission].late_days),
+                       key=lambda r: r.submission)
     lines = [f"# {manifest.title}: batch summary", "",
              f"- submissions: {len(rows)}",
              f"- mean score: {statistics.fmean(scores):.2f} / {manifest.max_score:g}" if rows else "- mean score: -",
@@ -40,30 +63,43 @@ def markdown(rows: list[SubmissionResult], manifest: Manifest, warnings: list[st
              f"- grader failures (scores pending, regraded on the next run): {sum(bool(r.grader_error) for r in rows)}",
              *([f"- questions marked by hand still to mark: {sum(q.pending for r in rows for q in r.questions(manifest))}"
                 f" (see manual/)"] if manifest.manual else []),
+             *([f"- handed in late: {len(penalised)} (scores here are after the late penalty)"] if late else []),
              ""]
     if warnings:
         lines += ["## Warnings", "", *(f"- {inline(w)}" for w in warnings), ""]
     problems = sorted((r for r in rows if r.errors), key=lambda r: r.submission)
     if problems:  # every one by name: "6 with grading problems" alone sends the instructor looking
         lines += ["## Submissions with problems", "", "| submission | score | problem |", "|---|---|---|"]
-        lines += [f"| {inline(r.submission)} | {r.score:g} | {inline((r.errors[0].splitlines() or [''])[0][:200])}"
+        lines += [f"| {inline(r.submission)} | {finals[r.submission]:g} "
+                  f"| {inline((r.errors[0].splitlines() or [''])[0][:200])}"
                   + (f" (+{len(r.errors) - 1} more)" if len(r.errors) > 1 else "") + " |" for r in problems]
+        lines.append("")
+    if penalised:
+        lines += ["## Late submissions", "", "| submission | days late | penalty | score before | score |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {inline(r.submission)} | {late[r.submission].late_days} "
+                  f"| {late[r.submission].penalty_percent:g}% | {r.score:g} | {finals[r.submission]:g} |"
+                  for r in penalised]
         lines.append("")
     lines += ["![scores and pass rates](summary.png)", "",
              "| question | points | pass rate | mean points |", "|---|---|---|---|"]
     rates = pass_rates(rows, manifest)
     for q in manifest.questions:
-        pts = [qs.points for r in rows for qs in r.questions(manifest) if qs.id == q.id]
-        mean = statistics.fmean(pts) if pts else 0.0
-        lines.append(f"| {q.title} (`{q.id}`) | {q.points:g} | {rates[q.id]:.0%} | {mean:.2f} |")
+        marks = [qs for r in rows for qs in r.questions(manifest) if qs.id == q.id]
+        pts = [qs.points for qs in marks if not qs.pending]
+        waiting = len(marks) - len(pts)
+        rate = "pending" if rates[q.id] is None else f"{rates[q.id]:.0%}"
+        mean = f"{statistics.fmean(pts):.2f}" if pts else "-" if waiting else "0.00"
+        rest = f" ({waiting} pending)" if waiting and pts else f" ({waiting})" if waiting else ""
+        lines.append(f"| {q.title} (`{q.id}`) | {q.points:g} | {rate}{rest} | {mean} |")
     lines += ["", f"## Slowest {SLOWEST}", "", "| submission | seconds | score |", "|---|---|---|"]
     for r in sorted(rows, key=lambda r: -r.duration_s)[:SLOWEST]:
         # a submission's name is the student's (a folder or zip name): no Markdown, HTML or "|" of its own
-        lines.append(f"| {inline(r.submission)} | {r.duration_s:.1f} | {r.score:g} |")
+        lines.append(f"| {inline(r.submission)} | {r.duration_s:.1f} | {finals[r.submission]:g} |")
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: list[SubmissionResult], manifest: Manifest, path: Path) -> None:
+def plot(rows: list[SubmissionResult], manifest: Manifest, path: Path, late: Late | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")  # headless, whatever the caller's backend
@@ -74,15 +110,22 @@ def plot(rows: list[SubmissionResult], manifest: Manifest, path: Path) -> None:
     top = int(manifest.max_score)
     # one bar per whole score, centred on it, while that stays readable; else 20 equal bins
     bins = [k - 0.5 for k in range(top + 2)] if top <= 60 else 20
-    ax1.hist([r.score for r in rows], bins=bins, range=None if top <= 60 else (0, manifest.max_score),
-             color="tab:blue", edgecolor="white")
+    finals = final_scores(rows, late)
+    ax1.hist(list(finals.values()), bins=bins, range=None if top <= 60 else (0, manifest.max_score),
+             color="tab:blue", edgecolor="white", label="score")
+    lost = [r.score for r in rows if finals[r.submission] < r.score]
+    if lost:  # where the late submissions would have stood: the penalty seen as a shift
+        ax1.hist(lost, bins=bins, range=None if top <= 60 else (0, manifest.max_score), histtype="step",
+                 color="tab:red", linestyle="--", label=f"before the late penalty ({len(lost)} late)")
+        ax1.legend(fontsize=8)
     if top <= 60:
         ax1.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    ax1.set(title="Scores", xlabel=f"score (of {manifest.max_score:g})", ylabel="submissions")
+    ax1.set(title="Scores (after the late penalty)" if lost else "Scores", xlabel=f"score (of {manifest.max_score:g})",
+            ylabel="submissions")
     ax1.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     rates = pass_rates(rows, manifest)
-    ax2.barh([q.id for q in manifest.questions][::-1], [rates[q.id] * 100 for q in manifest.questions][::-1],
-             color="tab:green")
+    labels = [q.id + (" (pending)" if rates[q.id] is None else "") for q in manifest.questions]
+    ax2.barh(labels[::-1], [(rates[q.id] or 0.0) * 100 for q in manifest.questions][::-1], color="tab:green")
     ax2.set(title="Full marks per question", xlabel="% of submissions", xlim=(0, 100))
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
@@ -91,6 +134,11 @@ def plot(rows: list[SubmissionResult], manifest: Manifest, path: Path) -> None:
     tmp.replace(path)
 
 
-def write(out: Path, rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = ()) -> None:
-    atomic_write(out / "summary.md", markdown(rows, manifest, list(warnings)))
-    plot(rows, manifest, out / "summary.png")
+def write(out: Path, rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = (),
+          late: Late | None = None) -> None:
+    """summary.md and summary.png, with the written answers left empty and the class's
+    predictions (and predictions.png) where the lab has them; ``late``: the late policy's verdicts."""
+    subs = [r.submission for r in rows]
+    text = markdown(rows, manifest, list(warnings), late) + manual.summary(out, manifest, subs)
+    atomic_write(out / "summary.md", text + predictions_report.write(out, manifest, subs))
+    plot(rows, manifest, out / "summary.png", late)

@@ -11,6 +11,7 @@ marks, or the tests demand more than the docstrings promise.
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +20,12 @@ from autograder.core.files import write_zip
 from autograder.core.labs import Lab
 from autograder.build import stubs
 from autograder.core.manifest import Variant
+from autograder.grading import predictions
 
 REFERENCE, STUB = "reference", "stub"
 ALTERNATIVES = "alternatives"  # solutions/<lab>/alternatives/<name>/: candidate id "alternatives/<name>"
 ANSWERS = "answers"  # solutions/<lab>/answers/<question>.md: a model answer to a question marked by hand
+DEMO_PREDICTIONS = "demo_predictions.toml"  # solutions/<lab>/: what each demo submission predicted
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,55 @@ def notebook(lab: Lab, cand: Candidate) -> dict[str, bytes]:
     return {name: data}
 
 
+def demo_predictions(lab: Lab, cand: Candidate) -> dict[str, bytes]:
+    """The ``predictions.json`` a demo submission hands in (``docs/predictions.md``), from
+    ``solutions/<lab>/demo_predictions.toml``::
+
+        [measured]                  # the result the notebook showed, where lab.toml fixes no truth
+        step_multiple = 3.02
+        [guesses.reference]         # a candidate's guesses: prediction id -> value (a choice's English)
+        step_multiple = 3
+        [guesses.A_no_scale]
+        step_multiple = 1.5
+
+    Every declared prediction is listed and its measurement run, as in the notebook: the ones a
+    candidate guessed, each guessed first; the others unanswered.  Fixed times, so the zip stays
+    byte-reproducible.  A candidate the file does not list hands in none (a student who uploads
+    only the code); a key or value the lab does not declare is a ValueError naming it."""
+    path = lab.solution_dir / DEMO_PREDICTIONS
+    m = lab.manifest
+    if not m.predictions or not path.is_file():
+        return {}
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    where = f"{lab.name}/{DEMO_PREDICTIONS}"
+    if set(data) - {"measured", "guesses"}:
+        raise ValueError(f"{where}: only [measured] and [guesses.<candidate>] tables, not {sorted(set(data))}")
+    guesses = data.get("guesses", {}).get(cand.id)
+    if guesses is None:
+        return {}
+    measured = data.get("measured", {})
+    declared = {p.id: p for p in m.predictions}
+    for pid in set(guesses) | set(measured):
+        if pid not in declared:
+            raise ValueError(f"{where}: no prediction {pid!r} in {lab.name}/lab.toml")
+    records = {}
+    for n, p in enumerate(m.predictions):
+        r = predictions.Record()
+        try:
+            if p.id in guesses:
+                r.value, r.at = predictions.check_value(p, guesses[p.id]), f"2026-01-01T00:00:00.{2 * n:06d}Z"
+            result = measured.get(p.id, p.truth)
+            if result is not None:
+                r.locked_at = f"2026-01-01T00:00:00.{2 * n + 1:06d}Z"
+                r.measured = predictions.check_measured(p, result)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {p.id}: {exc}") from None
+        records[p.id] = r
+    return {predictions.FILE: predictions.dumps(records, lab.name).encode()}
+
+
 def zip_candidate(lab: Lab, cand: Candidate, dest: Path) -> Path:
-    """A zip as a student would upload: files inside a top folder."""
-    files: dict[str, str | bytes] = {**sources(lab, cand), **notebook(lab, cand)}
+    """A zip as a student would upload: files inside a top folder (with its notebook and its
+    predictions, where the lab has them)."""
+    files: dict[str, str | bytes] = {**sources(lab, cand), **notebook(lab, cand), **demo_predictions(lab, cand)}
     return write_zip(dest, files, folder=cand.id)

@@ -27,7 +27,7 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
 from autograder import __version__
-from autograder.core import course, i18n, labs
+from autograder.core import chapter, i18n, labs
 
 ENGINE = "autograder"  # the engine's domain
 KEYWORDS = {"_": None, "N_": None, "tr": None}  # tr: autograder.grading.notebook_text
@@ -91,13 +91,14 @@ def extract(domain: Domain, methods=METHODS) -> dict[str, list[str]]:
                 folder, methods, keywords=KEYWORDS, strip_comment_tags=True):
             if isinstance(message, str) and message:
                 found.setdefault(message, []).append(f"{folder.name}/{filename}:{lineno}")
-    if domain.name == ENGINE:  # the course file's section titles: the engine shows them in feedback
-        where = f"assignments/{course.FILE}"
-        for title in course.load(domain.root).sections.values():
+    if domain.name == ENGINE:  # the chapter's section titles: the engine shows them in feedback
+        where = f"assignments/{chapter.FILE}"
+        for title in (s.title for s in chapter.load(domain.root).sections):
             found.setdefault(title, []).append(where)
     if domain.lab is not None:
         m = domain.lab.manifest
-        for title in (m.title, *(q.title for q in m.questions)):
+        # titles, and what a prediction cell prints of its lab.toml (its prompt and choices: grading/predictions.py)
+        for title in (m.title, *(q.title for q in m.questions), *(t for p in m.predictions for t in p.texts)):
             found.setdefault(title, []).append(f"{domain.lab.name}/lab.toml")
     return found
 

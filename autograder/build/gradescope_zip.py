@@ -18,7 +18,7 @@ from pathlib import Path
 
 import autograder
 from autograder.batch.gradescope_run import LANG_FILE
-from autograder.core import course, labs
+from autograder.core import chapter, course, labs
 from autograder.core.files import shipped_files, write_zip
 
 ENGINE = Path(autograder.__file__).resolve().parent
@@ -33,8 +33,8 @@ def members(lab: labs.Lab) -> dict[str, Path]:
     files = {name: ENGINE / "batch" / "gradescope_scripts" / name for name in SCRIPTS}
     files.update({name: ENGINE.parent / name for name in PROJECT_FILES})  # the engine's project
     files.update(shipped_files(ENGINE, ENGINE.parent))
-    course_file = lab.root / "assignments" / course.FILE
-    files[course_file.relative_to(lab.root).as_posix()] = course_file
+    for name in (course.FILE, chapter.FILE):  # the course's files, beside the labs
+        files[f"assignments/{name}"] = lab.root / "assignments" / name
     stubs = {lab.assignment_dir / f for f in lab.manifest.student_files}  # generated; a submission brings its own
     for folder in (lab.assignment_dir, lab.solution_dir, lab.hidden_tests_dir):
         files.update({name: p for name, p in shipped_files(folder, lab.root, skip=(lab.solution_dir / "variants",)).items()

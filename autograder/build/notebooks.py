@@ -24,6 +24,15 @@ to do when it cannot get the bundle, in that language.  Apart from those two
 lines the code cells of both languages are the same (:func:`code_cells` with
 ``shared=True``).
 
+The first text cell of each notebook ends with one line naming the version of
+the chapter the labs follow (:data:`PIN`, from ``assignments/chapter.toml``).
+
+Every notebook ends with the same hand-in cells, written once for the course
+in ``assignments/notebook_handin.py`` (:data:`HANDIN_FILE`, the same percent
+format: a text cell per language and a code cell that calls
+``notebook.submit``), with the lab's names written into the text
+(:func:`_handin_cells`); no lab's source repeats them.
+
 ``autograder notebooks`` writes ``<lab>.ipynb`` (English) and
 ``<lab>.vi.ipynb`` (Vietnamese), without outputs; a framework test fails
 when the committed notebooks differ from what the source builds.
@@ -38,7 +47,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.core import course, i18n
+from autograder.core import chapter, course, i18n, labs
 from autograder.core.i18n import N_, _
 from autograder.grading.notebook import BUNDLE_DIR
 
@@ -49,6 +58,9 @@ NO_BUNDLE = N_("Cannot get the lab bundle. Unzip the one your course gave you in
                "to this notebook (on Colab: upload iron-law-labs.zip into the Files panel, then run "
                "!unzip -q iron-law-labs.zip -d {bundle} in a cell), or give the address of the bundle zip "
                "in a cell: %env IRONLAW_BUNDLE_URL=<its address>. Then run this cell again.")
+PIN = N_("This lab follows one version of the chapter: {book}, \"{title}\", file `{path}` of "
+         "[{repo}]({url}) at commit `{commit}`. A pointer (§, a number and a title) names one of its sections.")
+HANDIN_FILE = "notebook_handin.py"  # the hand-in cells every notebook ends with (assignments/)
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
@@ -76,7 +88,7 @@ def build(source: Path, lang: str, bundle_url: str | None = None) -> nbformat.No
         raise ValueError(f"unknown language {lang!r}; expected one of {LANGS}")
     src = jupytext.read(source, fmt="py:percent")
     cells = []
-    for cell in src.cells:
+    for cell in [*src.cells, *_handin_cells(source)]:
         tags = list(cell.metadata.get("tags", []))
         langs = [t for t in tags if t in LANGS]
         if langs and lang not in langs:
@@ -86,6 +98,8 @@ def build(source: Path, lang: str, bundle_url: str | None = None) -> nbformat.No
         if rest:
             meta["tags"] = rest
         text = _setup_cell(source, cell.source, lang, bundle_url) if SETUP_TAG in tags else cell.source
+        if cell.cell_type == "markdown" and not any(c.cell_type == "markdown" for c in cells):
+            text = text.rstrip("\n") + "\n\n" + _pin(source, lang)
         make = nbformat.v4.new_code_cell if cell.cell_type == "code" else nbformat.v4.new_markdown_cell
         new = make(text, metadata=meta)
         # stable ids: the same source builds byte-identical notebooks
@@ -95,6 +109,27 @@ def build(source: Path, lang: str, bundle_url: str | None = None) -> nbformat.No
         "kernelspec": KERNELSPEC, "language_info": {"name": "python"}, "ironlaw": {"language": lang}})
     nbformat.validate(nb)
     return nb
+
+
+def _handin_cells(source: Path) -> list:
+    """The course's hand-in cells (after the template's header comment), ``{lab}`` and ``{short}``
+    in their text written as this lab's names."""
+    import jupytext
+
+    template = source.parent.parent / HANDIN_FILE  # assignments/<lab>/<lab>.nb.py -> assignments/
+    lab = labs.Lab(source.resolve().parents[2], source.name.removesuffix(".nb.py"))
+    text = template.read_text(encoding="utf-8").split("\n\n", 1)[1]
+    cells = jupytext.reads(text.replace("{lab}", lab.name).replace("{short}", lab.short), fmt="py:percent").cells
+    if [c.cell_type for c in cells].count("code") != 1 or any(SETUP_TAG in c.metadata.get("tags", []) for c in cells):
+        raise ValueError(f"{template}: the hand-in cells are text cells per language and one code cell")
+    return cells
+
+
+def _pin(source: Path, lang: str) -> str:
+    c = chapter.load(source.resolve().parents[2])
+    with i18n.language(lang):
+        return "*" + _(PIN).format(book=c.book, title=c.title, path=c.path, repo=c.repo, url=c.url,
+                                   commit=c.commit) + "*"
 
 
 def _setup_cell(source: Path, lab_line: str, lang: str, bundle_url: str) -> str:

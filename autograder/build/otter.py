@@ -27,7 +27,7 @@ import pytest
 
 import autograder
 from autograder.build import release
-from autograder.core import labs
+from autograder.core import chapter, labs
 from autograder.core.files import shipped_files, write_zip
 from autograder.grading import checker
 from autograder.labkit import plugin
@@ -51,6 +51,10 @@ OTTER_CONFIG = {
 PLUGIN_REQUIREMENTS = ("pytest-timeout",)
 # otter's scaffold installs otter-grader itself (otter-grader[grading,plugins]==<its version>)
 PROVIDED = ("otter-grader",)
+# Imported only where the platform itself provides it, never installed: Colab's own package
+# (google.colab: the notebook's hand-in cell takes the notebook from Colab's editor with it,
+# autograder.grading.notebook.submit)
+PLATFORM_MODULES = ("google",)
 
 TEMPLATE = '''\
 """Otter test for question {question!r} of {lab}: runs its public tests
@@ -175,7 +179,7 @@ def requirements(lab: labs.Lab, python_files: dict[str, bytes | str], torch_inde
     sources += [_notebook_code(lab.assignment_dir / nb) for nb in lab.manifest.notebooks
                 if (lab.assignment_dir / nb).is_file()]
     modules = set().union(*map(top_level_imports, sources))
-    modules -= set(sys.stdlib_module_names) | local | {"autograder"}
+    modules -= set(sys.stdlib_module_names) | local | {"autograder"} | set(PLATFORM_MODULES)
     dists = packages_distributions()
     pins = lock_pins(lab.root)
     names = {_canonical(d) for d in PLUGIN_REQUIREMENTS}
@@ -236,7 +240,7 @@ def zip_files(lab: labs.Lab, torch_index: str | None = None) -> dict[str, bytes 
 
     * ``tests/<q>.py``: the otter tests, pointed at ``tests/ironlaw``, which
       holds the lab's manifest (without its variants, as the student bundle
-      has it), support modules, public tests and message catalogs (otter
+      has it) beside the chapter's outline (``assignments/chapter.toml``), support modules, public tests and message catalogs (otter
       replaces a submission's ``tests/`` with these);
     * ``files/``: the support modules the notebook imports, and the student
       half of the engine (``autograder/``, the modules ``autograder release``
@@ -259,6 +263,8 @@ def zip_files(lab: labs.Lab, torch_index: str | None = None) -> dict[str, bytes 
     material.update(_catalogs(lab, material))
     for rel, data in material.items():
         files[f"{ZIP_LAB_ROOT}/assignments/{lab.name}/{rel}"] = data
+    # the chapter's outline: the manifest's sections are checked against it, and hints read it
+    files[f"{ZIP_LAB_ROOT}/assignments/{chapter.FILE}"] = (lab.root / "assignments" / chapter.FILE).read_bytes()
     for f in m.support_files:
         files[f"{ENGINE_DIR}/{f}"] = (lab.assignment_dir / f).read_bytes()
     for name, src in release.engine_files(Path(autograder.__file__).resolve().parent).items():

@@ -30,14 +30,14 @@ from pathlib import Path
 
 import autograder
 from autograder.build import catalogs, leakscan, notebooks, stubs
-from autograder.core import course, files as core_files, i18n, labs
+from autograder.core import chapter, course, files as core_files, i18n, labs
 from autograder.core.files import shipped_files
 
 PACKAGE = "autograder"
 STUDENT_FOLDERS = ("core", "calls", "sandbox", "labkit", "grading")
 STUDENT_MODULES = ("__init__.py", "__main__.py", "cli.py",
                    "commands/__init__.py", "commands/check.py", "commands/submit.py")
-TOP_FILES = ("environment.yml", "requirements.lock", f"assignments/{course.FILE}")
+TOP_FILES = ("environment.yml", "requirements.lock", f"assignments/{course.FILE}", f"assignments/{chapter.FILE}")
 LICENSE = "LICENSE"  # the project's, where it has one: the bundle is a copy of its files
 NOTEBOOK_SOURCE = ".nb.py"  # the notebooks ship built, one per language (autograder.build.notebooks)
 

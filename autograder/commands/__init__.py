@@ -82,25 +82,3 @@ def usage_error(command: str, text: str) -> int:
     print(f"autograder {command}: {text}", file=sys.stderr)
     return 2
 
-
-def open_batch(command: str, lab: str, folder: str, *, at_least: int = 1):
-    """(the lab, the entries of ``folder``), or the exit status of the one-line error that says why not:
-    an unknown lab, a folder that is not there, fewer than ``at_least`` submissions."""
-    from pathlib import Path
-
-    from autograder.grading import staging
-
-    try:
-        the_lab = labs.get(lab)
-    except KeyError as exc:
-        return usage_error(command, exc.args[0])
-    if not Path(folder).is_dir():
-        return usage_error(command, f"no folder {folder}")
-    try:
-        entries = staging.discover(Path(folder))
-    except OSError as exc:
-        return usage_error(command, f"cannot read {folder}: {staging.describe(exc)}")
-    if len(entries) < at_least:
-        return usage_error(command, f"{len(entries)} submission(s) (folders, .zip files or Canvas files) in {folder}"
-                                    + (f": at least {at_least} are needed" if at_least > 1 else ""))
-    return the_lab, entries

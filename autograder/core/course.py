@@ -1,6 +1,5 @@
 """The course file, ``assignments/course.toml``: content that belongs to this
-course, not to the engine (the chapter's sections that feedback points to,
-what the sandbox preloads for student code, the student bundle's README and the
+course, not to the engine (what the sandbox preloads for student code, the student bundle's README and the
 address its zip is downloaded from).
 
 Strict, like ``lab.toml``: an unknown key or a wrong type is a
@@ -10,15 +9,13 @@ Strict, like ``lab.toml``: an unknown key or a wrong type is a
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.core.files import find_root
+from autograder.core.files import find_root, read_toml
 
 FILE = "course.toml"  # in assignments/
 _SCHEMA = {  # table -> key -> type
-    "chapter": {"book": str, "title": str, "sections": dict},
     "sandbox": {"preload": list},
     "bundle": {"readme": str, "url": str},
 }
@@ -31,9 +28,6 @@ class CourseError(ValueError):
 
 @dataclass(frozen=True)
 class Course:
-    book: str
-    title: str
-    sections: dict[str, str]  # "5" -> "Identifying bottlenecks"
     preload: tuple[str, ...]  # modules the zygote imports before any worker starts
     readme: str  # the bundle's README; "{rows}" becomes one table row per lab
     bundle_url: str = ""  # where the notebooks' first cell downloads the bundle zip from ("": nowhere)
@@ -52,25 +46,16 @@ def parse(data: dict, where: str) -> Course:
         for key, kind in keys.items():
             if not isinstance(got.get(key, OPTIONAL.get((table, key))), kind):
                 raise CourseError(f"{where}: [{table}] {key} must be a {kind.__name__}")
-    sections = data["chapter"]["sections"]
-    if not all(isinstance(v, str) for v in sections.values()):
-        raise CourseError(f"{where}: every [chapter.sections] title must be a string")
     preload = data["sandbox"]["preload"]
     if not all(isinstance(m, str) and m for m in preload):
         raise CourseError(f"{where}: [sandbox] preload must list module names")
-    return Course(book=data["chapter"]["book"], title=data["chapter"]["title"], sections=dict(sections),
-                  preload=tuple(preload), readme=data["bundle"]["readme"],
+    return Course(preload=tuple(preload), readme=data["bundle"]["readme"],
                   bundle_url=data["bundle"].get("url", OPTIONAL[("bundle", "url")]).strip())
 
 
 @functools.lru_cache(maxsize=4)
 def _load(path: str) -> Course:
-    p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CourseError(f"{p}: {exc}") from None
-    return parse(data, str(p))
+    return parse(read_toml(Path(path), CourseError), path)
 
 
 def load(root: Path | None = None) -> Course:

@@ -25,6 +25,7 @@ import signal
 import stat
 import tempfile
 import threading
+import tomllib
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -51,8 +52,10 @@ def find_root(start: Path | None = None) -> Path:
 
 
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed, so the same files always give the same zip bytes
-# never shipped in a bundle or a zip: caches, and otter's pickle log of a local grader.check run
-SKIPPED_PARTS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".OTTER_LOG"})
+# never shipped in a bundle or a zip: caches, otter's pickle log of a local grader.check run, and what a
+# notebook run in the lab's folder writes of its predictions (grading/predictions.py: a student's own)
+SKIPPED_PARTS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".OTTER_LOG",
+                           "predictions.json", "predictions-unreadable"})
 SKIPPED_SUFFIXES = (".pyc",)
 
 
@@ -282,3 +285,11 @@ def _exit_on_sigterm():
     except ValueError:  # not the main interpreter
         return lambda: None
     return lambda: signal.signal(signal.SIGTERM, before)
+
+
+def read_toml(path: Path, error: type[Exception]) -> dict:
+    """A TOML file's tables; an unreadable or invalid file is ``error("<path>: <why>")``."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise error(f"{path}: {exc}") from None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from autograder.core import manifest as _manifest
+from autograder.core import chapter, manifest as _manifest
 from autograder.core.files import ROOT_ENV, find_root  # noqa: F401  (labs.find_root: the usual spelling)
 
 @dataclass(frozen=True)
@@ -56,7 +56,15 @@ class Lab:
 
     @cached_property
     def manifest(self) -> _manifest.Manifest:
-        return _manifest.load(self.assignment_dir / "lab.toml")
+        m = _manifest.load(self.assignment_dir / "lab.toml")
+        outline = chapter.load(self.root)
+        for q in m.questions:
+            for title in q.sections:
+                try:
+                    outline.by_title(title)
+                except chapter.ChapterError as exc:
+                    raise _manifest.ManifestError(f"{self.name}/lab.toml: question {q.id!r}: {exc}") from None
+        return m
 
 
 def all_labs(root: Path | None = None) -> list[Lab]:

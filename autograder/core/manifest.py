@@ -10,19 +10,26 @@ Strict: an unknown key or a value of the wrong type, in any table, is a
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from autograder.calls.limits import MAX_FILES, MAX_NAME_BYTES
+from autograder.core.i18n import N_
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 # a question's ``details``: when its hidden tests' feedback is shown ("after_due_date": results.json
 # marks them so, and grade's feedback shows only their points until ``grade --after-due``)
 DETAILS = ("always", "after_due_date")
 ALL = "all"  # a variant that must lose every question (e.g. a syntax error)
+PREDICTION_KINDS = ("number", "choice")
+# the question [predictions_policy] points adds: a complete set of predictions (docs/predictions.md)
+PARTICIPATION = "predictions"
+PARTICIPATION_TITLE = N_("Predictions made before measuring")
 
 
 class ManifestError(ValueError):
@@ -34,12 +41,37 @@ class Question:
     id: str
     title: str
     points: float
-    section: str = ""  # chapter section that explains it, for hints
+    sections: tuple[str, ...] = ()  # titles of the chapter sections that teach it (assignments/chapter.toml)
     details: str = "always"  # one of DETAILS
     # marked by hand (a written answer in the notebook): no test scores it; its points come from
     # ``grade --manual`` (autograder.batch.manual), and until then they are pending, never a 0
     manual: bool = False
     rubric: str = ""  # for the marker of a manual question (printed above the answers to mark)
+    # the participation points of [predictions_policy] (PARTICIPATION): no test scores it either (so it is
+    # ``manual``), but the batch gives its points from the predictions.json handed in, never a TA
+    participation: bool = False
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A ``[[predictions]]`` table: a guess the notebook asks for before a measurement
+    (``docs/predictions.md``).  Never graded for being right."""
+
+    id: str
+    prompt: str  # English; the lab's catalog translates it
+    kind: str  # one of PREDICTION_KINDS
+    unit: str = ""  # a symbol or unit, shown as written ("x", "GB", "%")
+    low: float | None = None  # a number's allowed range
+    high: float | None = None
+    choices: tuple[str, ...] = ()  # a choice's options, English (translated by the lab's catalog)
+    truth: float | str | None = None  # fixed true value; None: the student's own measurement is the truth
+    question: str = ""  # the question whose measurement it precedes (for the instructor's summary)
+    reflection: str = ""  # a manual question: its answer cell tagged answer:<reflection>/<id> holds the reflection
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """What a student reads of it, to translate: the prompt and the choices."""
+        return (self.prompt, *self.choices)
 
 
 BUDGET_CALLS = 6  # a lab.toml without submission_timeout_s: six calls at the per-call limit
@@ -124,6 +156,7 @@ class Manifest:
     support_files: tuple[str, ...] = ()  # shipped helpers, never taken from a submission
     variants: tuple[Variant, ...] = ()
     visibility: str = "visible"  # default for hidden tests
+    predictions: tuple[Prediction, ...] = ()
 
     @property
     def max_score(self) -> float:
@@ -136,7 +169,19 @@ class Manifest:
 
     @property
     def manual(self) -> tuple[Question, ...]:
-        return tuple(q for q in self.questions if q.manual)
+        """The questions a TA marks (the participation question is the batch's to give)."""
+        return tuple(q for q in self.questions if q.manual and not q.participation)
+
+    @property
+    def participation(self) -> Question | None:
+        """The question of the predictions' participation points, when ``[predictions_policy]`` gives any."""
+        return next((q for q in self.questions if q.participation), None)
+
+    def prediction(self, pid: str) -> Prediction:
+        for p in self.predictions:
+            if p.id == pid:
+                return p
+        raise KeyError(f"{self.name}: no prediction {pid!r} in lab.toml")
 
     @property
     def notebooks(self) -> tuple[str, ...]:
@@ -181,17 +226,24 @@ BOOL = _Type("true or false", lambda v: isinstance(v, bool))
 NUMBER = _Type("a number", _number)
 INT = _Type("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
 STR_LIST = _Type("a list of strings", _str_list)
+STR_OR_LIST = _Type("a string or a list of strings", lambda v: isinstance(v, str) or _str_list(v))
 TABLE = _Type("a table", lambda v: isinstance(v, dict))
 TABLE_LIST = _Type("an array of tables", _table_list)
 
 TOP = {"title": STR, "student_files": STR_LIST, "support_files": STR_LIST, "visibility": STR,
-       "limits": TABLE, "questions": TABLE_LIST, "variants": TABLE_LIST}
+       "limits": TABLE, "questions": TABLE_LIST, "variants": TABLE_LIST, "predictions": TABLE_LIST,
+       "predictions_policy": TABLE}
 LIMITS = {f.name: (INT if f.type == "int" else NUMBER) for f in fields(Limits)}
-QUESTION = {"id": STR, "title": STR, "points": NUMBER, "section": STR, "details": STR, "manual": BOOL,
+QUESTION = {"id": STR, "title": STR, "points": NUMBER, "section": STR_OR_LIST, "details": STR, "manual": BOOL,
             "rubric": STR}
 VARIANT = {"id": STR, "description": STR, "file": STR, "patch": STR, "edits": TABLE_LIST, "loses": STR_LIST,
            "base": STR}
 EDIT = {"replace": STR, "by": STR}
+NUMBER_OR_STR = _Type("a number or a string", lambda v: _number(v) or isinstance(v, str))
+PREDICTION = {"id": STR, "prompt": STR, "kind": STR, "unit": STR, "low": NUMBER, "high": NUMBER,
+              "choices": STR_LIST, "truth": NUMBER_OR_STR, "question": STR, "reflection": STR}
+PREDICTIONS_POLICY = {"points": NUMBER}
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_.-]+")  # a prediction id: a JSON key and part of a cell tag (answer:<q>/<id>)
 
 
 def _check(table: dict, schema: dict[str, _Type], where: str, label: str) -> dict:
@@ -217,6 +269,11 @@ def _require(table: dict, key: str, where: str):
     if key not in table:
         raise ManifestError(f"{where}: missing required key {key!r}")
     return table[key]
+
+
+def _sections(value: str | list[str]) -> tuple[str, ...]:
+    """``section = "Data Pipeline"`` or a list of titles; ``core/labs.py`` checks them against the outline."""
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def _details(q: dict, where: str) -> str:
@@ -267,7 +324,7 @@ def parse(data: dict, name: str) -> Manifest:
             id=_require(q, "id", f"{where} [[questions]]"),
             title=_require(q, "title", f"{where} [[questions]]"),
             points=float(_require(q, "points", f"{where} [[questions]]")),
-            section=q.get("section", ""),
+            sections=_sections(q.get("section", ())),
             details=_details(q, where),
             manual=q.get("manual", False),
             rubric=q.get("rubric", ""),
@@ -310,6 +367,18 @@ def parse(data: dict, name: str) -> Manifest:
     visibility = data.get("visibility", "visible")
     if visibility not in VISIBILITIES:
         raise ManifestError(f"{where}: visibility must be one of {VISIBILITIES}")
+    predictions = _predictions(data.get("predictions", ()), questions, where)
+    policy = _check(data.get("predictions_policy", {}), PREDICTIONS_POLICY, where, "[predictions_policy]")
+    points = policy.get("points", 0)
+    if not math.isfinite(points) or points < 0:
+        raise ManifestError(f'{where}: key "points" in [predictions_policy] must be 0 or more, not {points!r}')
+    if points and not predictions:
+        raise ManifestError(f"{where}: [predictions_policy] gives points, but the lab declares no [[predictions]]")
+    if points:
+        if PARTICIPATION in ids:
+            raise ManifestError(f"{where}: question id {PARTICIPATION!r} is taken by [predictions_policy]'s points")
+        questions += (Question(id=PARTICIPATION, title=PARTICIPATION_TITLE, points=float(points), manual=True,
+                               participation=True),)
     return Manifest(
         name=name,
         title=_require(data, "title", where),
@@ -319,7 +388,55 @@ def parse(data: dict, name: str) -> Manifest:
         support_files=support_files,
         variants=variants,
         visibility=visibility,
+        predictions=predictions,
     )
+
+
+def _predictions(tables: list[dict], questions: tuple[Question, ...], where: str) -> tuple[Prediction, ...]:
+    """The ``[[predictions]]`` tables, each checked against its kind and the lab's questions."""
+    out = []
+    by_id = {q.id: q for q in questions}
+    for i, t in enumerate(tables):
+        label = _label("predictions", i, t)
+        _check(t, PREDICTION, where, label)
+        here = f"{where}: {label}"
+        pid, kind = _require(t, "id", here), _require(t, "kind", here)
+        if not _PLAIN_ID.fullmatch(pid):
+            raise ManifestError(f"{here}: id must be letters, digits, '_', '.' or '-', not {pid!r}")
+        if kind not in PREDICTION_KINDS:
+            raise ManifestError(f"{here}: kind must be one of {', '.join(map(repr, PREDICTION_KINDS))}, not {kind!r}")
+        truth = t.get("truth")
+        if kind == "number":
+            if "choices" in t:
+                raise ManifestError(f'{here}: key "choices" is for kind = "choice"')
+            low, high = _require(t, "low", here), _require(t, "high", here)
+            if not (math.isfinite(low) and math.isfinite(high) and low < high):
+                raise ManifestError(f"{here}: low must be below high, both finite (not {low!r}, {high!r})")
+            if truth is not None and not (_number(truth) and math.isfinite(truth)):
+                raise ManifestError(f"{here}: truth of a number must be a finite number, not {truth!r}")
+            choices = ()
+        else:
+            if "low" in t or "high" in t:
+                raise ManifestError(f'{here}: keys "low" and "high" are for kind = "number"')
+            choices = tuple(_require(t, "choices", here))
+            if len(choices) < 2 or len(set(choices)) != len(choices) or not all(c.strip() for c in choices):
+                raise ManifestError(f"{here}: choices must be two or more different, non-empty strings")
+            if truth is not None and truth not in choices:
+                raise ManifestError(f"{here}: truth {truth!r} is not one of its choices")
+            low = high = None
+        question, reflection = t.get("question", ""), t.get("reflection", "")
+        if question and question not in by_id:
+            raise ManifestError(f"{here}: question {question!r} is not in [[questions]]")
+        if reflection and not (reflection in by_id and by_id[reflection].manual):
+            raise ManifestError(f"{here}: reflection {reflection!r} must name a question with manual = true")
+        out.append(Prediction(id=pid, prompt=_require(t, "prompt", here), kind=kind, unit=t.get("unit", ""),
+                              low=None if low is None else float(low), high=None if high is None else float(high),
+                              choices=choices, truth=float(truth) if _number(truth) else truth,
+                              question=question, reflection=reflection))
+    ids = [p.id for p in out]
+    if len(set(ids)) != len(ids):
+        raise ManifestError(f"{where}: duplicate prediction ids in {ids}")
+    return tuple(out)
 
 
 _loaded: dict[tuple, Manifest] = {}  # a warm grader reads each lab.toml once, not once per test

@@ -69,7 +69,7 @@ class QuestionScore:
     points: float
     max_points: float
     total: int  # its tests with a result (a mark, for a manual question); 0: the grader could not run them
-    section: str = ""
+    sections: tuple[str, ...] = ()  # chapter section titles
     manual: bool = False  # marked by hand; ``total == 0``: not marked yet
 
     @property
@@ -104,7 +104,7 @@ class SubmissionResult:
         for q in manifest.questions:
             ts = [t for t in self.tests if t.question == q.id]
             out.append(QuestionScore(
-                id=q.id, title=q.title, section=q.section,
+                id=q.id, title=q.title, sections=q.sections,
                 points=round(sum(t.points for t in ts), 6), max_points=q.points,
                 total=len(ts), manual=q.manual,
             ))

@@ -8,6 +8,12 @@ submission.  In-process runs count them as they collect; a sandboxed run
 passes only the public tests to its grader, so :func:`count_hidden_tests`
 collects the hidden ones here.  A student's bundle ships no hidden tests:
 there the count is 0 and the wording says "the hidden tests".
+
+A run in which no public test ran (pytest refused its options, found no test,
+stopped early) is an error, :class:`TestsDidNotRun`, never a pass: ``check``
+and ``submit`` exit non-zero on it.  Where this engine is not installed (a
+student bundle on Colab, used from its folder), pytest does not load the
+engine's plugin from an entry point, so every run names it (:func:`plugin_args`).
 """
 
 from __future__ import annotations
@@ -18,10 +24,57 @@ from pathlib import Path
 import pytest
 
 from autograder.core import labs
-from autograder.core.i18n import _
+from autograder.core.i18n import N_, _
 from autograder.core.results import TestResult
 from autograder.grading import pytest_here, runner, staging
 from autograder.labkit import plugin
+
+
+DID_NOT_RUN = N_("The public tests of {lab} did not run ({why}): nothing was checked. This is a problem of "
+                 "the set-up, not of your code; run the command again, and if it says the same, show this "
+                 "message to your course staff.")
+ONLY_PUBLIC = N_("{root} holds only the public tests of {lab} (a student bundle): it cannot grade. Grade in the "
+                 "course repository, which holds the hidden tests and the reference.")
+PLUGIN = "autograder.labkit.plugin"
+
+
+class TestsDidNotRun(RuntimeError):
+    """No public test ran: the message says why, in the current language."""
+
+    __test__ = False  # a name pytest would otherwise collect as a test class
+
+
+def plugin_args() -> list[str]:
+    """``-p autograder.labkit.plugin`` when this engine is only on sys.path, not installed
+    (then pytest does not load the plugin from its entry point; naming it twice is an error)."""
+    from importlib.metadata import entry_points
+
+    installed = any(ep.value == PLUGIN for ep in entry_points(group="pytest11"))
+    return [] if installed else ["-p", PLUGIN]
+
+
+def _ran(lab: labs.Lab, tests: list[TestResult], status: int | None, detail: str = "") -> list[TestResult]:
+    """``tests``, or :class:`TestsDidNotRun` when none ran or pytest stopped short of running them
+    (a usage error, an internal error, an interrupted session); ``detail``: what the grader said."""
+    if status not in (None, pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        why = _("pytest stopped with exit status {status}").format(status=int(status))
+        raise TestsDidNotRun(_(DID_NOT_RUN).format(lab=lab.short, why=why))
+    if not tests:  # pytest's NO_TESTS_COLLECTED too
+        raise TestsDidNotRun(_(DID_NOT_RUN).format(lab=lab.short, why=detail or _("no public test was found")))
+    return tests
+
+
+def bundle_refusal(lab_name: str) -> str | None:
+    """Why ``grade`` cannot grade ``lab_name`` here: this is a student bundle, which has only the
+    public tests (no hidden tests folder); None where it can, or where there is no such lab
+    (``grade`` says so itself)."""
+    try:
+        lab = labs.get(lab_name)
+    except (KeyError, FileNotFoundError):
+        return None
+    if lab.hidden_tests_dir.is_dir():
+        return None
+    return _(ONLY_PUBLIC).format(root=lab.root, lab=lab.short)
 
 
 class _Collector:
@@ -45,14 +98,19 @@ class _Collector:
 
 
 def public_tests_here(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], int]:
+    """(the public tests' results, how many hidden tests there are); :class:`TestsDidNotRun`
+    when no public test ran."""
     paths = [str(p) for p in runner.test_paths(lab)]
+    if not paths:  # no folder of tests: pytest would run its testpaths, every lab's
+        _ran(lab, [], None)
     collector = _Collector(lab.hidden_tests_dir)
     # No terminal reporter: the table below is the report (pytest's progress line would precede it).
     # Without it, addopts' reporting flags (-ra) are unknown: give the ones that matter here.
-    pytest_here.run_pytest_here([*paths, "--submission", str(code_dir), "-p", "no:cacheprovider", "-p", "no:terminal",
-                          "-o", "addopts=", "--strict-markers", "--import-mode=importlib",
-                          "--rootdir", str(lab.root)], lab.root, [collector])
-    return collector.results, collector.hidden
+    status = pytest_here.run_pytest_here([*paths, "--submission", str(code_dir), *plugin_args(),
+                                          "-p", "no:cacheprovider", "-p", "no:terminal",
+                                          "-o", "addopts=", "--strict-markers", "--import-mode=importlib",
+                                          "--rootdir", str(lab.root)], lab.root, [collector])
+    return _ran(lab, collector.results, status), collector.hidden
 
 
 def count_hidden_tests(lab: labs.Lab) -> int:
@@ -61,18 +119,19 @@ def count_hidden_tests(lab: labs.Lab) -> int:
     if not lab.hidden_tests_dir.is_dir():
         return 0
     collector = _Collector(lab.hidden_tests_dir)
-    pytest_here.run_pytest_here([str(lab.hidden_tests_dir), "--collect-only", "-p", "no:cacheprovider",
+    pytest_here.run_pytest_here([str(lab.hidden_tests_dir), "--collect-only", *plugin_args(), "-p", "no:cacheprovider",
                                  "-p", "no:terminal", "-o", "addopts=", "--strict-markers", "--import-mode=importlib",
                                  "--rootdir", str(lab.root)], lab.root, [collector])
     return collector.hidden
 
 
 def public_tests_sandboxed(lab: labs.Lab, code_dir: Path) -> list[TestResult]:
+    """The public tests' results, run as the grader runs them; :class:`TestsDidNotRun` when none ran."""
     with tempfile.TemporaryDirectory(prefix="ironlaw-check-") as tmp:
         staged = staging.stage(code_dir, lab.manifest.student_files, Path(tmp) / "code")
         res = runner.grade_staged(lab, staged.directory, "check", sandbox=True, problems=staged.problems,
                                   public_only=True)
-    return res.tests
+    return _ran(lab, res.tests, None, "; ".join(res.errors)[:1500])
 
 
 def hidden_tests(count: int) -> str:

@@ -1,5 +1,5 @@
 """What a lab notebook needs from the engine: set itself up, find the lab, run one
-question's public tests.
+question's public tests, hand in.
 
 The first cell of every notebook (``assignments/notebook_setup.py``) imports
 this module as soon as the lab bundle is on ``sys.path``, before anything is
@@ -12,9 +12,15 @@ pytest, numpy and otter are imported where they are used.  The cell then calls
   and fica without their dependencies: :data:`NO_DEPS`), pinned by the bundle's
   ``requirements.lock``, and nothing that is already there: on Colab, whose
   numpy and torch stay as they are, a few small packages;
-* :func:`locate_bundle`: goes to the lab's folder;
+* :func:`locate_bundle`: goes to the lab's folder, and on Colab warns when that
+  folder is in the session's temporary storage (:func:`discarded`), with the
+  two lines that keep it in Google Drive, where the next session finds it;
 * :func:`checker`: otter's ``grader``, with IPython's autoreload on, so each
   cell runs the student's current code.
+
+The notebook's last cell (``assignments/notebook_handin.py``, appended by the
+build) calls :func:`submit`: the hand-in zip, as ``autograder submit`` writes
+it (``autograder.grading.handin``), with this notebook in it.
 
 ``grader.check("q")`` then runs otter's test file ``otter_tests/q.py``
 (written by ``autograder otter-tests LAB``), and that file only calls
@@ -31,7 +37,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib
+import importlib.util
 import io
+import json
 import os
 import re
 import subprocess
@@ -46,6 +54,13 @@ from autograder.core import files, labs
 from autograder.core.i18n import N_, _
 
 BUNDLE_DIR = "iron-law-labs"  # the folder name the instructions below tell students to use
+# Colab: the session's files live in /content and go with the session; Google Drive, once mounted, is under
+# /content/drive and stays.  The setup cell looks for a bundle kept in Drive first (DRIVE_BUNDLE).
+COLAB_CONTENT = Path("/content")
+DRIVE_MOUNT = COLAB_CONTENT / "drive"
+DRIVE_BUNDLE = DRIVE_MOUNT / "MyDrive" / BUNDLE_DIR
+SAVE_TIMEOUT_S = 10  # how long submit waits for Jupyter to save the notebook (otter's save_notebook)
+COLAB_TIMEOUT_S = 60  # how long submit waits for Colab to send the notebook's content
 STUDENT_EXTRA = "student"  # pyproject.toml's extra of what a student's notebook and CLI import
 # Installed without their dependencies: those serve otter's own grading and assignment tools (Sphinx,
 # playwright, jupytext, docker's client), never a student's grader.check; what otter.Notebook does import
@@ -59,6 +74,25 @@ Open this notebook from the folder assignments/{lab}/ of the lab bundle, or:
     bundle zip your course gave you (iron-law-labs.zip) and run in a cell:
       !unzip -q iron-law-labs.zip -d {bundle}
 Then run this cell again: it installs what is missing.""")
+KEEP_IN_DRIVE = N_("""\
+WARNING: this lab's folder, {folder}, is in Colab's temporary storage: Colab deletes it when this session ends, \
+and your work in it with it. To keep it in your Google Drive, run these two lines in a new cell (the first asks \
+you to let Colab use your Drive):
+  from google.colab import drive; drive.mount("{mount}")
+  !mkdir -p "{drive}" && cp -rn "{bundle}/." "{drive}/"
+Then run this cell again: it works in the copy in your Drive from then on. In a later session, run the first \
+line before this cell. (cp -n never replaces a file already in your Drive.)""")
+NO_NOTEBOOK_FILE = N_("""\
+Cannot find this notebook's file (looked for: {paths}). Save the notebook, then hand in with its path:
+  notebook.submit(LAB, LANG, notebook_file="<the path of this notebook>")""")
+SAVED_VERSION = N_("WARNING: could not make Jupyter save this notebook: the zip holds its last saved version "
+                   "({time}). If you changed it since, save it (Ctrl+S) and run this cell again.")
+NO_COLAB_NOTEBOOK = N_("Colab did not send this notebook's content ({error}). Run this cell again; if it fails "
+                       "again, download the notebook (File > Download > Download .ipynb) and hand it in with "
+                       "`autograder submit LAB --notebook FILE`.")
+DOWNLOADING = N_("Your browser downloads {zip} now (allow it if it asks); Colab keeps a copy in {folder} until the "
+                 "session ends.")
+CHECK_ALL = N_("Run grader.check_all() to see which.")
 INSTALLED = N_("Installed in {seconds} s: {names}, with what they need.")
 PIP_FAILED = N_("""\
 Installing what this notebook needs did not work (pip stopped with exit code {code}):
@@ -186,31 +220,68 @@ def install_missing(root: Path | None = None) -> list[str]:
 
 
 # -- finding the lab's folder ------------------------------------------------------
+def on_colab() -> bool:
+    """Whether this is Colab's Python (its ``google.colab`` package is there)."""
+    if "google.colab" in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec("google.colab") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def discarded(folder: Path) -> bool:
+    """Whether ``folder`` is where Colab deletes it at the end of the session: in /content, not
+    in the Google Drive mounted there."""
+    folder = Path(folder).resolve()
+    return on_colab() and files.is_within(folder, COLAB_CONTENT) and not files.is_within(folder, DRIVE_MOUNT)
+
+
+def _unpacked(root: Path) -> list[Path]:
+    """A folder a bundle zip was unpacked into: itself, then each folder in it (a zip with a
+    top-level folder unpacks the bundle one level down)."""
+    inner = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() and not (root / "assignments").is_dir() \
+        else []
+    return [root, *inner]
+
+
 def candidate_dirs(lab: str, cwd: Path, environ) -> list[Path]:
-    """Where a lab's folder may be, in order of preference."""
-    roots = [Path(environ["IRONLAW_ROOT"])] if environ.get("IRONLAW_ROOT") else []
-    roots += [cwd / BUNDLE_DIR, cwd.parent / BUNDLE_DIR, cwd.parent.parent]
-    roots.append(bundle_root())  # the bundle this package was installed from
+    """Where a lab's folder may be, in order of preference: ``$IRONLAW_ROOT``, the copy kept in
+    Google Drive (Colab), a bundle unpacked next to the notebook or one folder up, the bundle
+    around this folder, and the bundle this engine came from."""
+    unpacked = [Path(environ["IRONLAW_ROOT"])] if environ.get("IRONLAW_ROOT") else []
+    unpacked += [DRIVE_BUNDLE, cwd / BUNDLE_DIR, cwd.parent / BUNDLE_DIR]
+    roots = [r for u in unpacked for r in _unpacked(u)] + [cwd.parent.parent, bundle_root()]
     return [r / "assignments" / lab for r in roots]
 
 
 def find_lab_dir(lab: str, module: str, cwd: Path | None = None, environ=None) -> Path | None:
     """The folder to work in: the current one if ``module.py`` is here (a lab folder,
-    or otter's grading folder), else the first candidate holding the lab."""
+    or otter's grading folder), else the first candidate holding the lab.  On Colab a
+    current folder in the session's temporary storage comes after the candidates: a copy
+    kept in Drive is the one to work in."""
     cwd = Path(cwd or Path.cwd())
-    if (cwd / f"{module}.py").is_file():
-        return cwd
+    here = cwd if (cwd / f"{module}.py").is_file() else None
+    if here and not discarded(here):
+        return here
     for d in candidate_dirs(lab, cwd, os.environ if environ is None else environ):
         if (d / "lab.toml").is_file() and (d / f"{module}.py").is_file():
             return d.resolve()
-    return None
+    return here
+
+
+_opened_in: Path | None = None  # the folder the notebook was opened in: where submit writes the zip
 
 
 def locate_bundle(lab: str, module: str) -> Path:
-    """Make ``import <module>`` and ``grader.check`` work: change to the lab's folder.
+    """Make ``import <module>`` and ``grader.check`` work: change to the lab's folder.  On
+    Colab, warn when that folder goes with the session (:data:`KEEP_IN_DRIVE`).
 
     Raises FileNotFoundError with install instructions when there is none.
     """
+    global _opened_in
+    if _opened_in is None:  # the first run: the kernel's folder is the notebook's
+        _opened_in = Path.cwd().resolve()
     found = find_lab_dir(lab, module)
     if found is None:
         raise FileNotFoundError(_(INSTALL_HELP).format(lab=lab, module=module, bundle=BUNDLE_DIR))
@@ -219,6 +290,8 @@ def locate_bundle(lab: str, module: str) -> Path:
         print(_("working in {folder}").format(folder=found))
     if str(found) not in sys.path:  # Jupyter has "" on the path; a script may not
         sys.path.insert(0, str(found))
+    if discarded(found):
+        print(_(KEEP_IN_DRIVE).format(folder=found, mount=DRIVE_MOUNT, drive=DRIVE_BUNDLE, bundle=found.parents[1]))
     return found
 
 
@@ -282,19 +355,12 @@ def _one_question(question: str):
     return OneQuestion()
 
 
-def _plugin_args() -> list[str]:
-    """``-p autograder.labkit.plugin`` when the package is only on sys.path, not installed
-    (then pytest does not load it from the entry point)."""
-    from importlib.metadata import entry_points
-
-    installed = any(ep.value == "autograder.labkit.plugin" for ep in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "autograder.labkit.plugin"]
-
-
 def run_question(lab_name: str, question: str, code_dir: Path, root: Path | None = None):
     """``(results, selected)``: the public tests of ``question`` run in this process on
     the files in ``code_dir``.  ``root`` holds ``assignments/`` (default: found from here)."""
     import pytest
+
+    from autograder.grading.local import plugin_args
 
     root = Path(root).resolve() if root else labs.find_root()
     lab = labs.get(lab_name, root)
@@ -305,7 +371,7 @@ def run_question(lab_name: str, question: str, code_dir: Path, root: Path | None
     # the plugin finds the lab of each test file from IRONLAW_ROOT
     with files.scoped_environ(**{labs.ROOT_ENV: str(root)}), contextlib.redirect_stdout(out):
         code = pytest.main([str(lab.public_tests_dir), "--submission", str(Path(code_dir).resolve()),
-                            *_plugin_args(), "-p", "no:cacheprovider", "--import-mode=importlib",
+                            *plugin_args(), "-p", "no:cacheprovider", "--import-mode=importlib",
                             "--capture=sys", "-qq", "--no-header", "--tb=no", "-rN",
                             "--rootdir", str(root)], plugins=[picker])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
@@ -346,3 +412,97 @@ def check(lab_name: str, question: str, code_dir: str | Path | None = None, root
             failed=selected - passed, total=selected, question=repr(question))]
         lines += [f"\n{t.name}:\n{t.feedback}" for t in failed]
         raise AssertionError("\n".join(lines))
+
+
+# -- handing in -------------------------------------------------------------------------
+def _user_namespace() -> dict:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    shell = get_ipython()
+    return shell.user_ns if shell is not None else {}
+
+
+def find_notebook_file(name: str, given: str | Path | None = None, environ=None) -> Path | None:
+    """This notebook's file in Jupyter: ``given``; else the path the front end gave the kernel
+    (Jupyter Server's ``$JPY_SESSION_NAME``, VS Code's ``__vsc_ipynb_file__``); else ``name``
+    (the lab's notebook in this language) in the folder the notebook was opened in, then in
+    the current one.  None when none of these is a file."""
+    environ = os.environ if environ is None else environ
+    ns = _user_namespace()
+    said = [given, environ.get("JPY_SESSION_NAME"), ns.get("__vsc_ipynb_file__"), ns.get("__session__")]
+    tries = [Path(p) for p in said if p and str(p).endswith(".ipynb")]
+    tries += [d / name for d in (_opened_in, Path.cwd()) if d is not None]
+    return next((p.resolve() for p in tries if p.is_file()), None)
+
+
+def save(path: Path) -> bool:
+    """Ask the Jupyter front end to save the notebook at ``path`` and wait until the file changes
+    (otter's ``save_notebook``: classic Notebook's save call, then JupyterLab's ``docmanager:save``
+    command through ipylab); False when it did not change in :data:`SAVE_TIMEOUT_S`, or where no
+    front end can be asked (VS Code, which gives the kernel its notebook's path, or no otter)."""
+    if "__vsc_ipynb_file__" in _user_namespace():
+        return False
+    try:
+        from otter.check.utils import save_notebook
+    except ImportError:
+        return False
+    return bool(save_notebook(str(path), timeout=SAVE_TIMEOUT_S))
+
+
+def _clear_output() -> None:
+    if _user_namespace():
+        from IPython.display import clear_output
+
+        clear_output()
+
+
+def colab_notebook() -> bytes:
+    """The notebook as it is now in Colab's editor, outputs and all (Colab's own
+    ``get_ipynb`` request to the front end): nothing need be saved first."""
+    from google.colab import _message
+
+    reply = _message.blocking_request("get_ipynb", request="", timeout_sec=COLAB_TIMEOUT_S)
+    nb = reply.get("ipynb") if isinstance(reply, dict) else None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise RuntimeError(_(NO_COLAB_NOTEBOOK).format(error=repr(reply)[:200]))
+    return files.text_bytes(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
+def submit(lab_name: str, lang: str, notebook_file: str | Path | None = None) -> Path:
+    """The notebook's hand-in cell: the zip ``autograder submit`` writes (``grading.handin``),
+    with this notebook in it, written next to the notebook; returns its path.
+
+    The notebook: on Colab, what its editor holds now (:func:`colab_notebook`), and the zip is
+    then downloaded; in Jupyter, the file, saved first (:func:`save`), or as last saved, and
+    said so.  ``notebook_file``: the notebook's path, where :func:`find_notebook_file` cannot find it.
+    The files handed in are the current folder's (the lab's, after :func:`locate_bundle`)."""
+    from autograder.grading import handin
+
+    lab = labs.get(lab_name)
+    name = handin.notebook_name(lab, lang)
+    said = []
+    if on_colab() and notebook_file is None:
+        data = colab_notebook()
+    else:
+        path = find_notebook_file(name, notebook_file)
+        if path is None:
+            raise FileNotFoundError(_(NO_NOTEBOOK_FILE).format(paths=", ".join(
+                str(d / name) for d in (_opened_in, Path.cwd()) if d is not None)))
+        saved = save(path)
+        _clear_output()  # the front end's save request (otter's Javascript output) is nothing to show
+        if not saved:
+            said.append(_(SAVED_VERSION).format(time=time.strftime("%Y-%m-%d %H:%M", time.localtime(
+                path.stat().st_mtime))))
+        data = path.read_bytes()
+    folder = _opened_in or Path.cwd()
+    made = handin.make(lab, Path.cwd(), {name: data}, folder / f"{lab.name}-submission.zip", said)
+    for _kind, text in made.lines(_(CHECK_ALL)):
+        print(text)
+    if on_colab():
+        from google.colab import files as colab_files
+
+        print(_(DOWNLOADING).format(zip=made.dest.name, folder=made.dest.parent))
+        colab_files.download(str(made.dest))
+    return made.dest

@@ -21,7 +21,7 @@ import math
 import numbers
 import re
 
-from autograder.core import course
+from autograder.core import chapter
 from autograder.core.i18n import N_, _
 
 WRONG_TYPE = N_("{what}{case}: expected {expected_type}, got {got_type}")
@@ -57,7 +57,7 @@ NOT_EQUAL = N_("{what}{case}: wrong value")
 TOO_LARGE = N_("{what}{case}: too large")
 TOO_SMALL = N_("{what}{case}: too small")
 CASE = N_(" (case: {case})")
-SEE_SECTION = N_("See chapter section {section} ({title}).")
+SEE_SECTION = N_("Read in the chapter: {pointers}.")
 BARE_ASSERT = N_("a check in {test} failed")
 SNAPSHOT_MISSING = N_("snapshot {name} is missing; an instructor must run `autograder snapshots {lab}`")
 EXACT_INT = N_("an exact int (a count: integer arithmetic, // and never /)")
@@ -70,7 +70,7 @@ FIXED_WRONG_AT = N_("{what}{case}: wrong value at index {index} ({hint})")
 FIXED_HINT = N_("this case is the same on every submission, so its feedback never says which way a value is off: "
                 "work it out by hand from the docstring")
 FIXED_HINT_SECTION = N_("this case is the same on every submission, so its feedback never says which way a value "
-                        "is off: work it out by hand from the docstring and chapter section {section}, {title}")
+                        "is off: work it out by hand from the docstring and the chapter ({pointers})")
 
 NEAR = 0.05  # a ratio within 5% of 1 is said in words
 TEXT_LIMIT = 300  # characters of student text in one message
@@ -126,16 +126,16 @@ class Feedback:
     """What the test that is running allows its messages to say (set by the plugin)."""
 
     fixed: bool = False  # inputs the same on every submission: no direction, no size
-    section: str = ""  # the question's chapter section, for the hint
+    sections: tuple[str, ...] = ()  # the question's chapter section titles, for the hint
 
 
 _FEEDBACK = contextvars.ContextVar("ironlaw_feedback", default=Feedback())
 
 
 @contextlib.contextmanager
-def feedback_context(*, fixed: bool, section: str = ""):
+def feedback_context(*, fixed: bool, sections: tuple[str, ...] = ()):
     """The plugin's: one hidden test's rules for its messages, while it runs."""
-    token = _FEEDBACK.set(Feedback(fixed=fixed, section=section))
+    token = _FEEDBACK.set(Feedback(fixed=fixed, sections=tuple(sections)))
     try:
         yield
     finally:
@@ -161,11 +161,10 @@ def in_fixed_case() -> bool:
 
 
 def fixed_hint() -> str:
-    section = _FEEDBACK.get().section
-    if not section:
+    sections = _FEEDBACK.get().sections
+    if not sections:
         return _(FIXED_HINT)
-    title = course.load().sections.get(section, "")
-    return _(FIXED_HINT_SECTION).format(section=section, title=_(title) if title else "")
+    return _(FIXED_HINT_SECTION).format(pointers=pointers(sections))
 
 
 def say(template: str, **fields) -> str:
@@ -201,10 +200,16 @@ def case_suffix(case: str) -> str:
     return say(CASE, case=case) if case else ""
 
 
-def section_hint(section: str) -> str:
-    """"See chapter section 5 (Identifying bottlenecks)."; titles from the course file."""
-    title = course.load().sections.get(section, "")
-    return say(SEE_SECTION, section=section, title=_(title) if title else "")
+def pointers(titles) -> str:
+    """"§3.2 Optimization Algorithms; §4.4 Parameter Updates and Optimizers": the sections
+    titled ``titles`` in the chapter's outline (``core/chapter.py``), in the student's language."""
+    outline = chapter.load()
+    return "; ".join(chapter.pointer(outline.by_title(t), _) for t in titles)
+
+
+def section_hint(titles) -> str:
+    """"Read in the chapter: §5 Identifying Bottlenecks." for a question's section titles."""
+    return say(SEE_SECTION, pointers=pointers(titles))
 
 
 # -- student text ---------------------------------------------------------------

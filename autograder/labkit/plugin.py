@@ -313,7 +313,7 @@ def pytest_runtest_call(item):
     info = item.stash.get(ITEM, None)
     if info is None:
         return (yield)
-    with messages.feedback_context(fixed=info.fixed, section=info.lab.manifest.question(info.question).section):
+    with messages.feedback_context(fixed=info.fixed, sections=info.lab.manifest.question(info.question).sections):
         return (yield)
 
 

@@ -2,9 +2,11 @@
 
 The iron law of training time is T = O / (R_peak * eta): operations divided by
 the rate the hardware sustains.  This file is about O (count every FLOP of a
-GPT-2 layer, forward and backward) and about eta (time matmuls on a device,
-this CPU or a simulated one from lab1_device.py, and see how much of its
-peak rate they reach).
+GPT-2 layer, forward and backward: §3.1 Neural network computation), about
+the bytes each operation moves, which decide whether an accelerator can
+reach its peak on it (§3.4 Arithmetic intensity), and about eta (time
+matmuls on a device, this CPU or a simulated one from lab1_device.py, and
+see how much of its peak rate they reach).
 
 Conventions used by every function below (the tests rely on them):
 
@@ -15,7 +17,8 @@ Conventions used by every function below (the tests rely on them):
   x + mlp(ln_2(x)), with an MLP of width 4d and the tanh GELU.
 * Attention counts the FULL S x S score matrix.  A causal mask zeroes half
   of it, but the hardware computes it anyway: there is no halving here
-  (as in the chapter and nanoGPT's estimate_mfu; Megatron-LM halves it).
+  (as the chapter's GPT-2 layer count in §3.1.2 Matrix operations does, and
+  nanoGPT's estimate_mfu; Megatron-LM halves it).
 * Counts are per layer unless a function says otherwise, and exclude the
   embeddings, the final LayerNorm and the language-model head.
 * Counts are exact Python ints (type int, not float: integer arithmetic,
@@ -26,9 +29,10 @@ docstring is the contract the tests check; they call every function with keyword
 arguments.  `autograder check lab1` runs the public tests; hidden ones run at grading.
 
 Tóm tắt (tiếng Việt): đếm FLOP của một lớp GPT-2 (lượt xuôi và lượt ngược),
-rồi đo tỉ lệ thông lượng đỉnh mà phép nhân ma trận đạt trên một thiết bị (CPU
-này, hoặc thiết bị mô phỏng của lab1_device.py); mọi hàm được gọi bằng đối số từ
-khoá.  Một FLOP là phép cộng hoặc nhân dấu phẩy động ((m, k) @ (k, n) tốn 2*m*k*n FLOP);
+tính cường độ số học (FLOP trên mỗi byte di chuyển) và vùng roofline của từng
+phép toán, rồi đo tỉ lệ thông lượng đỉnh mà phép nhân ma trận đạt trên một thiết
+bị (CPU này, hoặc thiết bị mô phỏng của lab1_device.py); mọi hàm được gọi bằng
+đối số từ khoá.  Một FLOP là phép cộng hoặc nhân dấu phẩy động ((m, k) @ (k, n) tốn 2*m*k*n FLOP);
 đếm cả ma trận điểm S x S (không chia đôi); số đếm là int, tính cho một lớp.
 """
 
@@ -90,7 +94,8 @@ def layer_matmul_flops(B: int, S: int, d: int, h: int) -> dict:
         The full S x S score matrix is counted (no halving for the causal
         mask).  Biases are not matmul work (see elementwise_flops).
 
-    Example (GPT-2 XL, B=32, S=1024, d=1600, h=25), in GFLOP:
+    Example (GPT-2 XL, B=32, S=1024, d=1600, h=25: the chapter's callout
+    "GPT-2 attention layer computation", §3.1.2 Matrix operations), in GFLOP:
         503.3, 107.4, 107.4, 167.8, 1342.2; total 2228.0.
 
     Tóm tắt (tiếng Việt): FLOP lượt xuôi của các phép nhân ma trận trong một lớp
@@ -166,8 +171,11 @@ def matmul_fraction(B: int, S: int, d: int, h: int) -> float:
     """Fraction of one layer's forward FLOPs that are matmuls.
 
     matmul total / (matmul total + non-matmul total), using
-    layer_matmul_flops and elementwise_flops.  Above 0.98 for GPT-2 XL:
-    this is why counting matmuls alone is a good estimate of O.
+    layer_matmul_flops and elementwise_flops.  The chapter says only that
+    matmuls dominate training compute (§3.1.3 Matrix-vector and batched
+    operations); the share is yours to measure.  Under the per-element
+    costs above it is above 0.98 for GPT-2 XL (the lab's threshold, not the
+    chapter's): this is why counting matmuls alone is a good estimate of O.
 
     Returns:
         float in (0, 1).
@@ -225,7 +233,9 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
         "attention_quadratic": the part of "total" from the "scores" and
                     "attn_v" products, forward and backward.
 
-    Why this differs from 6 * P * tokens (costs.training_flops): that rule
+    Why this differs from 6 * P * tokens (costs.training_flops, the
+    chapter's 6 FLOPs per parameter per token, §4.4.2 Batch size and
+    parameter updates and §5 Identifying Bottlenecks): that rule
     charges each parameter 2 FLOPs per token forward and 4 backward, so it
     counts only products with a weight.  The scores and attention x V
     products multiply two activations, have no parameters, and grow as S^2;
@@ -250,6 +260,153 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
         # products of two activations: no parameter takes part, so 6*P*tokens misses them
         "attention_quadratic": L * sum(c["scores"] + c["attn_v"] for c in (fwd, bwd)),
     }
+    ### END SOLUTION
+
+
+# ----------------------------------------------------------------------------
+# Arithmetic intensity and the roofline (§3.4 Arithmetic intensity)
+#
+# Conventions of the functions below (the tests rely on them):
+# * Bytes are what an operation moves between main memory (HBM, DRAM) and the
+#   chip, counted from shapes and the element size: bytes_per_element is 2 for
+#   FP16 or BF16, 4 for FP32 (torch.tensor([], dtype=...).element_size()).
+#   Every tensor an operation reads is read ONCE and every tensor it writes is
+#   written ONCE (perfect reuse on chip: the least traffic it can need).
+# * Intensity is FLOPs / bytes, in FLOP/byte, a float.  "flops" and "bytes"
+#   are exact Python ints.  Every size is at least 1.
+# * Hardware rates are given as datasheets print them, in decimal units:
+#   1 TFLOP/s = 1e12 FLOP/s and 1 GB/s = 1e9 bytes/s (not GiB/s, 2**30).
+
+
+def matmul_intensity(m: int, k: int, n: int, bytes_per_element: int) -> dict:
+    """Arithmetic intensity of one product (m, k) @ (k, n) in one dtype.
+
+    FLOPs: matmul_flops(m, k, n) = 2*m*k*n.  Bytes: A (m*k elements) and B
+    (k*n) read once, C (m*n) written once:
+    bytes_per_element * (m*k + k*n + m*n).  For square (n, n) products that
+    is 2n/(3*bytes_per_element) FLOP/byte: it grows with n, the O(n) of the
+    chapter's table of intensities (§3.4 Arithmetic intensity).  A product
+    with one row (m = 1, a matrix-vector product) does about 1 FLOP per
+    element of W it reads.
+
+    Returns:
+        dict with exactly these keys: "flops" (int), "bytes" (int),
+        "intensity" (float, flops / bytes, FLOP/byte).
+
+    Tóm tắt (tiếng Việt): cường độ số học của tích (m, k) @ (k, n): "flops" =
+    2*m*k*n (int), "bytes" = bytes_per_element * (m*k + k*n + m*n) (đọc A và B
+    một lần, ghi C một lần; int), "intensity" = flops / bytes (float, FLOP/byte).
+    """
+    ### BEGIN SOLUTION
+    flops = matmul_flops(m, k, n)
+    moved = bytes_per_element * (m * k + k * n + m * n)  # read A, read B, write C: once each
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+    ### END SOLUTION
+
+
+def elementwise_intensity(n_elements: int, flops_per_element: int, n_inputs: int, bytes_per_element: int) -> dict:
+    """Arithmetic intensity of an element-wise operation (GELU, an add, LayerNorm).
+
+    The operation reads n_inputs tensors of n_elements each and writes one
+    tensor of n_elements, each once (LayerNorm's gamma and beta, a few
+    thousand values, are not counted), doing flops_per_element FLOPs per
+    output element (use the constants above: GELU_FLOPS_PER_ELEMENT is 9, a
+    residual add is 1 FLOP with 2 inputs).
+        flops = flops_per_element * n_elements
+        bytes = bytes_per_element * n_elements * (n_inputs + 1)
+
+    Returns:
+        dict with exactly these keys: "flops" (int), "bytes" (int),
+        "intensity" (float, FLOP/byte).
+
+    Tóm tắt (tiếng Việt): phép toán theo từng phần tử đọc n_inputs tensor và ghi
+    một tensor, mỗi tensor n_elements phần tử, mỗi cái một lần: "flops" =
+    flops_per_element * n_elements, "bytes" = bytes_per_element * n_elements *
+    (n_inputs + 1) (int), "intensity" = flops / bytes (float).
+    """
+    ### BEGIN SOLUTION
+    flops = flops_per_element * n_elements
+    moved = bytes_per_element * n_elements * (n_inputs + 1)  # each input read once, the output written once
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+    ### END SOLUTION
+
+
+def attention_scores_intensity(S: int, d_head: int, bytes_per_element: int) -> dict:
+    """Arithmetic intensity of MATERIALISED attention scores, one head, as the chapter counts it.
+
+    §3.4 Arithmetic intensity counts, per head: the Q K^T product,
+    (S, d_head) @ (d_head, S), 2*S*S*d_head FLOPs; and the S x S score
+    matrix written to memory once and read back once for the softmax,
+    2 * S*S * bytes_per_element bytes.  Only the score matrix's traffic is
+    counted: reading Q and K (2*S*d_head elements) is left out, as the
+    chapter leaves it out (it grows as S, the score matrix as S^2).  So the
+    intensity is d_head / bytes_per_element, whatever S is: 32 FLOP/byte
+    for GPT-2 small (d_head = 64) in FP16, the chapter's figure.
+
+    Returns:
+        dict with exactly these keys: "flops" (int), "bytes" (int),
+        "intensity" (float, FLOP/byte).
+
+    Tóm tắt (tiếng Việt): cường độ số học của điểm attention được lưu ra bộ
+    nhớ, một head, theo cách đếm của chương: "flops" = 2*S*S*d_head (tích
+    Q K^T), "bytes" = 2 * S*S * bytes_per_element (ma trận điểm S x S ghi một
+    lần rồi đọc lại một lần cho softmax; không tính việc đọc Q và K),
+    "intensity" = flops / bytes = d_head / bytes_per_element (float).
+    """
+    ### BEGIN SOLUTION
+    flops = matmul_flops(S, d_head, S)  # Q K^T
+    moved = 2 * S * S * bytes_per_element  # the score matrix: written once, read back once for the softmax
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+    ### END SOLUTION
+
+
+def ridge_point(peak_tflop_per_s: float, bandwidth_gb_per_s: float) -> float:
+    """The ridge point of an accelerator: its peak FLOP rate over its memory bandwidth.
+
+        ridge = (peak_tflop_per_s * 1e12 FLOP/s) / (bandwidth_gb_per_s * 1e9 bytes/s)
+
+    in FLOP/byte, decimal units as datasheets print them (1 GB/s = 1e9
+    bytes/s, not GiB/s).  An operation whose intensity is below the ridge
+    cannot keep the arithmetic units busy: it is memory-bound.  Example: an
+    A100 at 312 TFLOP/s (FP16/BF16 Tensor Cores) and 2,039 GB/s: about 153.
+
+    Returns:
+        float FLOP/byte.
+
+    Tóm tắt (tiếng Việt): điểm gãy (ridge point) của bộ tăng tốc: (peak_tflop_per_s
+    * 1e12) / (bandwidth_gb_per_s * 1e9), float FLOP/byte, đơn vị thập phân
+    (1 GB/s = 1e9 byte/s, không phải GiB/s).
+    """
+    ### BEGIN SOLUTION
+    return (peak_tflop_per_s * 1e12) / (bandwidth_gb_per_s * 1e9)
+    ### END SOLUTION
+
+
+def roofline(intensity: float, peak_tflop_per_s: float, bandwidth_gb_per_s: float) -> dict:
+    """Where an operation of a given intensity sits on an accelerator's roofline.
+
+    The attainable rate is the lower of the two roofs: the peak, and what
+    the memory can feed at this intensity,
+        attainable = min(peak_tflop_per_s * 1e12, intensity * bandwidth_gb_per_s * 1e9)  FLOP/s.
+    The operation is "memory-bound" when its intensity is below the ridge
+    point (ridge_point(peak_tflop_per_s, bandwidth_gb_per_s)), "compute-bound"
+    otherwise (at the ridge itself both roofs meet; call it compute-bound).
+
+    Returns:
+        dict with exactly these keys: "ridge" (float FLOP/byte),
+        "attainable_flop_per_s" (float), "regime" ("memory-bound" or
+        "compute-bound", exactly these strings).
+
+    Tóm tắt (tiếng Việt): vị trí của một phép toán trên roofline: "ridge" =
+    ridge_point(...), "attainable_flop_per_s" = min(đỉnh, intensity * băng thông)
+    (FLOP/s, đơn vị thập phân), "regime" = "memory-bound" nếu intensity nhỏ hơn
+    ridge, ngược lại "compute-bound".
+    """
+    ### BEGIN SOLUTION
+    ridge = ridge_point(peak_tflop_per_s, bandwidth_gb_per_s)
+    attainable = min(peak_tflop_per_s * 1e12, intensity * bandwidth_gb_per_s * 1e9)
+    regime = "memory-bound" if intensity < ridge else "compute-bound"
+    return {"ridge": ridge, "attainable_flop_per_s": attainable, "regime": regime}
     ### END SOLUTION
 
 

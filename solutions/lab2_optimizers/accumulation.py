@@ -4,25 +4,60 @@ Your task: implement every function below that raises NotImplementedError.
 The docstrings are the contract: the grader relies on exactly the conventions
 they state, and calls every function with keyword arguments.
 
-Chapter sections 6 (optimizing the training pipeline) and 8 (pitfalls).
+Chapter: §6.5.1.1 Gradient accumulation (the equivalence and the loss
+divided by k), §6.5.3 Memory and computational benefits (GPT-2's
+accumulation loop, ``no_sync()``), §6.5.4 Practical considerations (divide
+the loss by k, or sum and divide the learning rate by k) and §3.2.4
+Framework optimizer interface and scheduling (``zero_grad()`` and stale
+gradients).
 
 A batch of B examples that does not fit in memory is processed as k
 micro-batches of at most b examples each.  Each micro-batch's backward adds
-its gradient into ``p.grad``; after the last one the optimizer steps.  For
-the result to be the big-batch gradient of the mean loss,
+its gradient into ``p.grad``; after the last one the optimizer steps.
+
+Why 1/k: ``lab2_models.loss_fn`` is a *mean* over its examples, and so is
+the big-batch loss the accumulation must reproduce.  With k micro-batches
+of b examples (B = k·b), the mean over all B examples is the mean of the k
+micro-batch means (the chapter's equation):
 
     grad = (1/B) * sum over all B examples of grad(loss_i)
-         = sum_j (b_j / B) * grad(mean loss of micro-batch j),
+         = (1/k) * sum_j grad(mean loss of micro-batch j),
 
-so each micro-batch's mean loss is scaled by b_j / B before backward (that
-is 1/k when all micro-batches have the same size).  Batches are dicts
-``{"x": (B, d_in) float tensor, "y": (B,) int64 tensor}`` as made by
-``lab2_models.make_batch``.
+so each micro-batch's mean loss is divided by k before ``backward()``, and
+the learning rate stays the one the big batch would use (§6.5.4 Practical
+considerations).  Summing the micro-batch means without the 1/k gives k
+times the gradient.  A sum is right in three cases:
+
+* the chapter's other convention (§6.5.4 Practical considerations): sum the
+  k micro-batch gradients and divide the learning rate by k.  Plain SGD then
+  takes the same step, but the accumulated gradient is k times the mean; this
+  function keeps ``lr`` and reports the gradient, so it divides the loss;
+* a loss that is a *sum* over examples (``reduction="sum"``): the
+  accumulated sum is then exactly the big batch's summed loss, with no
+  scaling at all (and a learning rate meant for a summed loss);
+* a weighted sum, when the micro-batches are unequal.  With a short last
+  micro-batch of b_j < b examples, 1/k over-weights it; the mean over all
+  examples weights each micro-batch by its share of the examples:
+
+    grad = sum_j (b_j / B) * grad(mean loss of micro-batch j),
+
+so each micro-batch's mean loss is scaled by b_j / B (which is 1/k when all
+sizes are equal).  The chapter's equation assumes equal micro-batches
+(B = k·b) and a consistently averaged loss; the unequal case is this lab's
+own step from it.  Batches are dicts ``{"x": (B, d_in) float tensor, "y":
+(B,) int64 tensor}`` as made by ``lab2_models.make_batch``.
 
 Tóm tắt (tiếng Việt): cài đặt mọi hàm đang raise NotImplementedError. Batch B
-mẫu được xử lý thành k micro-batch tối đa b mẫu; mất mát trung bình của
-micro-batch j được nhân với b_j / B (= 1/k khi bằng nhau) trước backward. Batch
-là dict ``{"x": (B, d_in) float tensor, "y": (B,) int64 tensor}``.
+mẫu được xử lý thành k micro-batch tối đa b mẫu. Vì mất mát là trung bình theo
+mẫu, trung bình trên cả B = k·b mẫu bằng trung bình của k giá trị trung bình
+micro-batch: chia mất mát của mỗi micro-batch cho k, giữ nguyên tốc độ học.
+Cộng dồn mà không chia thì gradient lớn gấp k lần. Tổng đúng trong ba trường
+hợp: chia tốc độ học cho k thay vì chia mất mát (quy ước còn lại của chương;
+gradient khi đó gấp k lần trung bình, nên hàm này chia mất mát); mất mát là tổng
+theo mẫu (``reduction="sum"``); và tổng có trọng số khi các micro-batch không bằng
+nhau: mất mát trung bình của micro-batch j được nhân với b_j / B (= 1/k khi bằng
+nhau) trước backward. Batch là dict
+``{"x": (B, d_in) float tensor, "y": (B,) int64 tensor}``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,19 @@
 """Lab 3: training memory (your code: fill in every function).
 
-Training memory = weights + gradients + optimizer state + activations.
-This lab measures the four terms on a real (tiny) PyTorch model, derives
-the 16 bytes/parameter rule and the per-layer activation formula, reads the
-number formats from ``torch.finfo``, measures checkpointing, and ends with
-GPT-2 XL on a 32 GiB V100.
+Training memory = weights + gradients + optimizer state + activations
+(the chapter's training memory equation, §3.3.2 Memory-computation
+trade-offs).  This lab measures the four terms on a real (tiny) PyTorch
+model, builds bytes per parameter from which copies a recipe keeps in which
+dtype (the chapter's 16, 12 and 10 B/param examples), uses a per-layer
+activation formula from Korthikanti et al. 2022 (beyond the chapter), reads
+the number formats from ``torch.finfo``, measures checkpointing (the peak
+during backward and the recomputed work), and ends with GPT-2 XL on a
+32 GiB V100 (§6.7 GPT-2 optimization walkthrough).
+
+The chapter: *Machine Learning Systems*, Vol. I, "Model Training"
+(harvard-edge/cs249r_book, ``book/quarto/contents/vol1/training/training.qmd``
+at commit 034a583b9b80f2d7a66ffbd307c8901346ef5594).  Each function's
+docstring names the section that teaches it.
 
 Units and conventions used everywhere in this file:
 
@@ -17,7 +26,8 @@ Units and conventions used everywhere in this file:
 * The bytes of a tensor ``t`` are ``t.numel() * t.element_size()``.
 
 Tóm tắt (tiếng Việt): bộ nhớ huấn luyện = trọng số + gradient + trạng thái bộ
-tối ưu + giá trị kích hoạt.  Số byte là ``int`` (trừ khi docstring ghi float);
+tối ưu + giá trị kích hoạt (§3.3.2 Memory-computation trade-offs).  Số byte là
+``int`` (trừ khi docstring ghi float);
 GB = 10⁹ byte, GiB = 2³⁰ byte; byte của tensor ``t`` là ``t.numel() *
 t.element_size()``; batch luôn là ``make_batch(config, batch_size, seed=0)``.
 """
@@ -41,13 +51,14 @@ def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
 
-def _saved_tensors(model: torch.nn.Module, run):
+def _saved_tensors(model: torch.nn.Module, run, known=frozenset()):
     """Call ``run()`` under saved-tensor hooks; count what autograd saves.
 
     Returns ``(saved_bytes, pack_calls, parameter_saves, result_of_run)``.
     Several saves can share one storage (a view, or one tensor saved by two
     ops), and the memory is held once, so bytes are summed over distinct
-    storages.  A parameter's storage is already counted as a weight.
+    storages.  A parameter's storage is already counted as a weight, and the
+    storages in ``known`` (data pointers) elsewhere.
     """
     param_ptrs = {p.untyped_storage().data_ptr() for p in model.parameters()}
     storages: dict[int, int] = {}  # storage data_ptr -> storage bytes
@@ -58,7 +69,7 @@ def _saved_tensors(model: torch.nn.Module, run):
         ptr = t.untyped_storage().data_ptr()
         if ptr in param_ptrs:
             calls["param"] += 1
-        else:
+        elif ptr not in known:
             storages[ptr] = t.untyped_storage().nbytes()
         return t  # keep the tensor itself: we count, we do not offload
 
@@ -71,6 +82,9 @@ def _saved_tensors(model: torch.nn.Module, run):
 # -- 1. The four terms, measured -------------------------------------------------------
 def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
     """Count activation memory two ways during one forward pass (to the loss).
+
+    Chapter: §3.3.1 Activation memory requirements (what the forward pass
+    must keep for the backward pass).
 
     Build the model with ``build_model(config)`` and the batch with
     ``make_batch(config, batch_size, seed=0)``; run ``forward_loss(model,
@@ -137,6 +151,10 @@ def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
 def measure_four_terms(*, config: dict, batch_size: int, optimizer: dict) -> dict:
     """The four terms of training memory, in bytes, for one training step.
 
+    Chapter: §3.3 Backpropagation mechanics and §3.3.2 Memory-computation
+    trade-offs (the four terms), §4.3.2 Memory management (a 7B model's
+    estimate).
+
     Steps: ``model = build_model(config)``, ``opt = build_optimizer(model,
     optimizer)``, batch ``make_batch(config, batch_size, seed=0)``; one
     forward pass to the loss (``forward_loss``), ``loss.backward()``, one
@@ -183,14 +201,24 @@ def measure_four_terms(*, config: dict, batch_size: int, optimizer: dict) -> dic
 def bytes_per_parameter(*, scheme: str) -> dict:
     """Bytes each parameter costs in weights, gradients and optimizer state.
 
+    Chapter: §3.2.3 Optimization algorithm system implications (GPT-2: FP32
+    4 + 4 + 8, and mixed precision with FP32 master weights, both about
+    24 GB), §6.3.2 Mixed-precision benefits (2 + 2 + 4 + 8), §8 Fallacies
+    and Pitfalls ("12–16 bytes per parameter").  The chapter's 7B and 20B
+    totals assume other recipes (12 and 10 B/param): see
+    :func:`recipe_bytes`.
+
     ``scheme`` is one of:
 
-    - ``"mixed_adam"``: mixed-precision Adam (the chapter's 16): FP16 weights
-      2, FP16 gradients 2, FP32 master weights 4, Adam m 4, Adam v 4.
+    - ``"mixed_adam"``: mixed-precision Adam with an FP32 master copy (16):
+      FP16 weights 2, FP16 gradients 2, FP32 master weights 4, Adam m 4,
+      Adam v 4.
     - ``"fp32_adam"``: everything in FP32: weights 4, gradients 4, no master
       copy (0), m 4, v 4 (also 16).
     - ``"mixed_adam_fp32_grads"``: as ``"mixed_adam"`` but gradients kept in
-      FP32 (4), as Megatron-LM counts it (18).
+      FP32 (4): 18.  Beyond the chapter: Megatron Core's distributed-optimizer
+      documentation (NVIDIA) counts 18 B/param for 16-bit parameters with
+      FP32 gradients.
 
     Returns ``{"weights", "gradients", "master", "adam_m", "adam_v",
     "total"}``, all ``int`` bytes per parameter (``"total"`` is their sum).
@@ -198,8 +226,9 @@ def bytes_per_parameter(*, scheme: str) -> dict:
 
     Tóm tắt (tiếng Việt): byte mỗi tham số (``int``) cho trọng số, gradient,
     bản sao chính FP32, Adam m, Adam v và tổng, theo ``scheme``: 16 với
-    ``"mixed_adam"`` và ``"fp32_adam"``, 18 với ``"mixed_adam_fp32_grads"``;
-    không tính giá trị kích hoạt.
+    ``"mixed_adam"`` và ``"fp32_adam"``, 18 với ``"mixed_adam_fp32_grads"``
+    (con số của Megatron Core, ngoài chương sách); không tính giá trị kích
+    hoạt.
     """
     ### BEGIN SOLUTION
     fp16, fp32 = 2, 4
@@ -218,20 +247,88 @@ def model_state_bytes(*, n_params: int, scheme: str) -> int:
     """Bytes of weights + gradients + optimizer state for ``n_params``
     parameters under ``scheme`` (see :func:`bytes_per_parameter`): an ``int``.
 
-    Example: 7e9 parameters with ``"mixed_adam"`` is 112 GB (112e9 bytes).
+    Example: 7e9 parameters with ``"mixed_adam"`` is 112 GB (112e9 bytes):
+    the lab's number at 16 B/param.  The chapter's own 7B example is 84 GB,
+    at 12 B/param (no master copy): :func:`recipe_bytes` builds both.
 
     Tóm tắt (tiếng Việt): ``n_params`` nhân tổng byte mỗi tham số của
     ``scheme`` (trọng số + gradient + trạng thái bộ tối ưu), một ``int``; 7e9
-    tham số với ``"mixed_adam"`` là 112 GB.
+    tham số với ``"mixed_adam"`` là 112 GB (con số của bài lab, 16 B/tham số;
+    ví dụ 7B của chương sách là 84 GB, 12 B/tham số).
     """
     ### BEGIN SOLUTION
     return int(n_params) * bytes_per_parameter(scheme=scheme)["total"]
     ### END SOLUTION
 
 
-# -- 3. Activations per transformer layer (Korthikanti et al.) ----------------------------
+def recipe_bytes(*, recipe: dict, n_params: int) -> dict:
+    """Model-state memory built from its parts: which copies a recipe keeps, in which dtype.
+
+    Chapter: §1 Training Systems Fundamentals and §4.3.2 Memory management
+    (7B: 14 + 14 + 56 = 84 GB), §3.2.3 Optimization algorithm system
+    implications (GPT-2 1.5B: 24 GB in FP32, about 24 GB in mixed precision
+    with master weights), §8 Fallacies and Pitfalls (20B: 40 GB of FP16
+    parameters + 160 GB of optimizer state = 200 GB; "12–16 bytes per
+    parameter").  Each total assumes its own recipe.
+
+    ``recipe`` is a dict with exactly these keys:
+
+    - ``"weights"``: the dtype of the working weights (the copy the forward
+      pass reads): ``"float32"``, ``"float16"`` or ``"bfloat16"``;
+    - ``"gradients"``: the gradients' dtype, or ``None`` when the recipe
+      does not count gradients;
+    - ``"master"``: the dtype of a separate master copy of the weights (the
+      FP32 copy mixed precision updates), or ``None`` when there is none;
+    - ``"optimizer_states"``: how many tensors of one element per parameter
+      the optimizer keeps (an ``int``: Adam 2, its m and v; SGD with
+      momentum 1; plain SGD 0);
+    - ``"optimizer_dtype"``: the dtype of **each** of those tensors
+      (``None`` is allowed when ``"optimizer_states"`` is 0).
+
+    A dtype costs its ``torch`` element size per element: float32 4,
+    float16 and bfloat16 2.
+
+    Returns a dict:
+
+    - ``"weights"``, ``"gradients"``, ``"master"``, ``"optimizer"``: bytes
+      per parameter of each part (``int``; 0 for a copy the recipe does not
+      keep; ``"optimizer"`` counts every one of its state tensors);
+    - ``"per_param"``: their sum (``int``);
+    - ``"total_bytes"``: ``n_params * per_param`` (``int``, exact);
+    - ``"total_gb"``: ``total_bytes`` in decimal GB, ``total_bytes / 1e9``
+      (``float``; the chapter's GB, not GiB).
+
+    Activations are not included: they scale with the batch, not with P.
+
+    Tóm tắt (tiếng Việt): từ một công thức (``recipe``: dtype của trọng số,
+    của gradient hoặc ``None``, của bản sao chính hoặc ``None``, số tensor
+    trạng thái của bộ tối ưu và dtype của **mỗi** tensor đó), trả về byte mỗi
+    tham số của từng phần (``int``, 0 nếu không giữ), tổng mỗi tham số, tổng
+    cho ``n_params`` tham số (``int``) và tổng theo GB thập phân (10⁹ byte,
+    ``float``).  Ví dụ của chương sách: 24 GB (GPT-2, 16 B/tham số), 84 GB
+    (7B, 12), 200 GB (20B, 10).
+    """
+    ### BEGIN SOLUTION
+    def size(dtype) -> int:
+        return DTYPES[dtype].itemsize if dtype is not None else 0  # torch's element size
+
+    assert recipe["weights"] is not None, "a recipe always keeps the working weights"
+    parts = {"weights": size(recipe["weights"]), "gradients": size(recipe["gradients"]),
+             "master": size(recipe["master"]),
+             # one tensor per state (Adam: m and v), each as long as the parameters
+             "optimizer": int(recipe["optimizer_states"]) * size(recipe["optimizer_dtype"])}
+    per_param = sum(parts.values())
+    total = int(n_params) * per_param
+    return {**parts, "per_param": per_param, "total_bytes": total, "total_gb": total / GB}
+    ### END SOLUTION
+
+
+# -- 3. Activations per transformer layer (Korthikanti et al. 2022) ----------------------
 def attention_score_bytes(*, s: int, b: int, a: int) -> dict:
     """Bytes of the three (b, a, s, s) tensors behind the 5 in 5·a·s/h.
+
+    Chapter: §3.3.1 Activation memory requirements itemises these three
+    buffers per layer ("5 × N_heads × S² × B bytes").
 
     - ``"scores"``: the QKᵀ scores in FP16, 2 bytes per element.
     - ``"softmax"``: the softmax output in FP16, 2 bytes per element.
@@ -251,7 +348,16 @@ def attention_score_bytes(*, s: int, b: int, a: int) -> dict:
 
 def activation_bytes(*, s: int, b: int, h: int, a: int, n_layers: int = 1,
                      recompute: str = "none") -> int:
-    """Activation bytes of ``n_layers`` transformer layers (FP16, Korthikanti).
+    """Activation bytes of ``n_layers`` transformer layers (FP16).
+
+    Beyond the chapter: the formula is from Korthikanti et al.,
+    "Reducing Activation Recomputation in Large Transformer Models"
+    (arXiv:2205.05198, 2022), with its selective and full recomputation.
+    The chapter (§3.3.1 Activation memory requirements) itemises a GPT-2
+    layer as Q, K, V and output (4·s·b·h values), the FFN expansion
+    (4·s·b·h values), the same 5·a·s²·b attention buffers and ~10 MB of
+    layer-norm states: about 1.27 GB per layer at b = 8, 60.9 GB for 48
+    layers; its 71.7 GB total (a library estimate) is this formula's.
 
     Per layer, with sequence s, micro-batch b, hidden size h and a heads:
 
@@ -266,7 +372,8 @@ def activation_bytes(*, s: int, b: int, h: int, a: int, n_layers: int = 1,
 
     Tóm tắt (tiếng Việt): byte giá trị kích hoạt FP16 của ``n_layers`` lớp,
     một ``int`` tính bằng số nguyên; mỗi lớp 34·s·b·h + 5·a·s²·b (``"none"``),
-    34·s·b·h (``"selective"``) hoặc 2·s·b·h (``"full"``).
+    34·s·b·h (``"selective"``) hoặc 2·s·b·h (``"full"``).  Công thức của
+    Korthikanti và cộng sự (2022), ngoài chương sách.
     """
     ### BEGIN SOLUTION
     linear = 34 * s * b * h
@@ -280,6 +387,10 @@ def activation_bytes(*, s: int, b: int, h: int, a: int, n_layers: int = 1,
 # -- 4. Number formats -----------------------------------------------------------------------
 def format_ranges() -> dict:
     """FP32, FP16 and BF16 read from ``torch.finfo``.
+
+    Chapter: §6.3 Mixed-precision training (FP16: largest 65,504, smallest
+    normal 6.1×10⁻⁵, subnormals toward 6×10⁻⁸; BF16: FP32's range with
+    fewer mantissa bits).
 
     Returns ``{"float32": {...}, "float16": {...}, "bfloat16": {...}}``; each
     inner dict has:
@@ -310,6 +421,9 @@ def format_ranges() -> dict:
 
 def fp16_gradient_underflow(*, config: dict, batch_size: int, loss_scale: float = 1.0) -> dict:
     """How many of a real model's gradients vanish when cast to FP16.
+
+    Chapter: §6.3.1 Loss scaling (scale the loss, e.g. by 2¹⁰) and §6.3.2
+    Mixed-precision benefits (a scale starting at 2¹⁵, typically 2⁸ to 2¹⁴).
 
     Build the FP32 model and batch (``seed=0``) from ``config``; compute
     ``loss = forward_loss(model, batch)`` and call ``(loss * loss_scale)
@@ -379,7 +493,12 @@ def lost_updates(*,
 
     Returns ``{"float32": float, "float16": float, "bfloat16": float}``, each
     the lost count divided by the number of nonzero updates (0.0 if none).
-    This is why master weights stay in FP32.
+    This is why master weights stay in FP32 (§6.3.2 Mixed-precision benefits:
+    "a small learning rate (2.5e-4) multiplied by an FP16 gradient can round
+    to zero, but FP32 accumulation preserves these tiny updates").  An update
+    is lost when it is below half the spacing of ``dt`` next to the weight:
+    above w = 1 that spacing is ``finfo.eps`` (FP16 9.8e-4), so a positive
+    update below eps/2 (FP16 4.9e-4) added to w = 1 rounds back to 1.
 
     Tóm tắt (tiếng Việt): với float32, float16 và bfloat16, ép cả hai mảng
     sang định dạng đó, cộng trong định dạng đó, và trả về tỉ lệ (``float``)
@@ -403,17 +522,32 @@ def lost_updates(*,
 
 # -- 5. Checkpointing ----------------------------------------------------------------------
 def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
-    """The √N rule: keep k checkpoints of N layers and recompute in between.
+    """The chapter's checkpoint model: k checkpoints among N layers.
 
-    Memory is about k + N/k layer-activations ("units"; storing every layer
-    is N units), for roughly one extra forward pass.
+    Chapter: §6.5.2 Optimal checkpoint placement strategy (its table: memory
+    k·A + (N_L/k)·A for k checkpoints of a network whose layers each hold A
+    bytes of activations; k_opt = √N_L; 48 layers: √48 ≈ 7 checkpoints,
+    ≈ 14·A, a 71% saving) and §3.3.2 Memory-computation trade-offs
+    (O(N_L) → O(√N_L)).
+
+    In units of one layer's activations A, the peak during backward is
+    k + N/k: the k kept checkpoints, each counted as a whole layer, plus one
+    segment of N/k layers rebuilt at once (storing every layer is N units).
+    :func:`measure_checkpointing` measures that peak on a real model, where
+    a checkpoint (a segment's input) is much smaller than a layer's
+    activations.  This rule is not the ÷k of :func:`v100_walkthrough`: one
+    checkpoint every 4 of 48 layers is k = 12 here, and keeps 12 + 4 = 16
+    units (÷3, not ÷4).
 
     Returns ``{"units": k + N/k, "saving": 1 − units/N}`` (floats).
     48 layers with 7 checkpoints keep 13.9 units, a 71.1% saving.
 
-    Tóm tắt (tiếng Việt): giữ k điểm lưu trong N lớp tốn khoảng k + N/k đơn vị
-    giá trị kích hoạt; trả về ``"units"`` và ``"saving"`` = 1 − units/N
-    (float).
+    Tóm tắt (tiếng Việt): mô hình của chương sách (§6.5.2 Optimal checkpoint
+    placement strategy): giữ k điểm lưu trong N lớp thì đỉnh bộ nhớ trong
+    lượt ngược là k + N/k đơn vị (mỗi đơn vị là giá trị kích hoạt của một
+    lớp): k điểm lưu cộng một đoạn N/k lớp được tính lại cùng lúc.  Trả về
+    ``"units"`` và ``"saving"`` = 1 − units/N (float).  Không phải phép chia
+    cho k của :func:`v100_walkthrough`.
     """
     ### BEGIN SOLUTION
     N, k = n_layers, n_checkpoints
@@ -426,7 +560,8 @@ def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
 def best_checkpoint_count(*, n_layers: int) -> int:
     """The integer k in 1..N that minimises k + N/k (the smaller k on a tie).
 
-    Near √N; for N = 48 it is 7.
+    Near √N (§6.5.2 Optimal checkpoint placement strategy); for N = 48 it
+    is 7.
 
     Tóm tắt (tiếng Việt): số nguyên k trong 1..N làm k + N/k nhỏ nhất (bằng
     nhau thì lấy k nhỏ hơn); với N = 48 là 7.
@@ -442,11 +577,23 @@ def _run_blocks(blocks, h):
     for block in blocks:
         h = block(h)
     return h
+
+
+def _segment_bytes(model, segment, h) -> int:
+    """What ``segment`` saves for backward when it runs again from its input ``h``, beyond ``h``."""
+    h_in = h.detach().requires_grad_()  # shares h's storage: the checkpoint, counted already
+    saved, _, _, _ = _saved_tensors(model, lambda: _run_blocks(segment, h_in),
+                                    known={h_in.untyped_storage().data_ptr()})
+    return saved
 ### END SOLUTION
 
 
 def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -> dict:
-    """Saved-activation bytes and recompute counts, with torch.utils.checkpoint.
+    """The peak during backward and the recomputed work, with torch.utils.checkpoint.
+
+    Chapter: §6.5.1.2 Activation checkpointing (``torch.utils.checkpoint``;
+    about 33% more compute), §6.5.2 Optimal checkpoint placement strategy
+    (the memory to count: checkpoints plus one segment rebuilt).
 
     Build the model and batch (``seed=0``).  Run the forward pass as
     ``h = model.embed(x)``; the blocks; ``loss = model.head_loss(h, y)``:
@@ -466,28 +613,57 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
       (hooks around all of it, ``embed`` to loss), counted exactly as
       ``"saved_bytes"`` in :func:`activation_hook_counts` (distinct
       non-parameter storages seen by ``saved_tensors_hooks``).  With
-      checkpointing these hooks see each segment's input, which the
-      checkpoint saves, but nothing saved inside a segment.
+      checkpointing these hooks see each segment's input (the checkpoint,
+      which ``checkpoint`` saves), but nothing saved inside a segment.  This
+      is what the forward pass leaves behind, not the memory checkpointing
+      needs: backward rebuilds a segment's activations before it can use
+      them.
+    - ``"segment_bytes"``: what one segment holds while backward rebuilds
+      it.  For each segment, take its input ``h`` (the tensor the forward
+      pass gave that segment), run the segment's blocks again **without**
+      checkpointing on ``h.detach().requires_grad_()`` (it shares ``h``'s
+      storage) under saved-tensor hooks, and count as ``"saved_bytes"``
+      does, leaving out the input's own storage too (it is the checkpoint,
+      already in ``"saved_bytes"``).  The largest over the segments; 0
+      without checkpointing.  Run these after backward, with the pre-hooks
+      below removed, so they add no forward calls.
+    - ``"peak_bytes"``: ``saved_bytes + segment_bytes``, the peak during
+      backward as the table of §6.5.2 Optimal checkpoint placement strategy
+      counts it: every checkpoint kept, plus one segment rebuilt at once.  (The real peak can be a little lower:
+      backward frees the head's tensors first, and each checkpoint once its
+      segment is done.)  Without checkpointing it is ``saved_bytes``.
     - ``"forward_calls"``: a list of ``len(model.blocks)`` ints, one per
       block: how many times that block's forward **started** during
       forward + backward.
       Count with ``register_forward_pre_hook``: non-reentrant checkpointing
       stops a recomputation as soon as it has rebuilt the last saved tensor,
       so a forward (post) hook can miss the recompute.
+    - ``"recompute_fraction"``: the block forwards run again in backward
+      (the sum of ``"forward_calls"`` minus the number of blocks) divided by
+      3 × the number of blocks: the extra work as a fraction of one step's
+      block compute without checkpointing, counting a block's backward as
+      two forwards (§1 Training Systems Fundamentals: a backward pass costs
+      about twice the forward).  A float; 0.0 without checkpointing.
     - ``"loss"``: the loss, a float.
     - ``"grad_norm"``: the L2 norm of all parameter gradients together
       (√ of the sum of squares over every ``p.grad``), a float.
 
     Tóm tắt (tiếng Việt): với k = ``segment_size`` >= 1, chạy mọi đoạn k khối
     (cả đoạn cuối) qua ``checkpoint`` (``use_reentrant=False``), rồi lượt
-    ngược.  Trả về ``"saved_bytes"``, ``"forward_calls"`` (đếm bằng forward
-    pre-hook), ``"loss"``, ``"grad_norm"`` (float).
+    ngược.  Trả về ``"saved_bytes"`` (những gì lượt xuôi lưu lại: các điểm
+    lưu), ``"segment_bytes"`` (lớn nhất, qua các đoạn, của những gì một đoạn
+    lưu khi chạy lại không lưu điểm từ đầu vào của nó, trừ chính đầu vào),
+    ``"peak_bytes"`` = tổng hai số trên (đỉnh trong lượt ngược),
+    ``"forward_calls"`` (đếm bằng forward pre-hook), ``"recompute_fraction"``
+    (số lượt xuôi khối chạy lại chia cho 3 × số khối), ``"loss"``,
+    ``"grad_norm"`` (float).
     """
     ### BEGIN SOLUTION
     model = build_model(config)
     x, y = make_batch(config, batch_size, seed=0)
     blocks = list(model.blocks)
     calls = [0] * len(blocks)
+    checkpoints = []  # (segment input, segment): what backward rebuilds each segment from
 
     def count(i):
         def pre_hook(module, inputs):
@@ -503,6 +679,7 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
         else:
             for start in range(0, len(blocks), segment_size):
                 segment = blocks[start:start + segment_size]
+                checkpoints.append((h, segment))
                 # only the segment's input is kept; its insides are rebuilt in backward
                 h = checkpoint(_run_blocks, segment, h, use_reentrant=False)
         return model.head_loss(h, y)
@@ -514,8 +691,11 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
         for hd in handles:
             hd.remove()
     grad_sq = sum(float(p.grad.double().pow(2).sum()) for p in model.parameters() if p.grad is not None)
-    return {"saved_bytes": saved, "forward_calls": calls, "loss": float(loss.detach()),
-            "grad_norm": math.sqrt(grad_sq)}
+    # backward holds every checkpoint and, while it rebuilds one, that segment's activations
+    segment = max((_segment_bytes(model, seg, h) for h, seg in checkpoints), default=0)
+    return {"saved_bytes": saved, "segment_bytes": segment, "peak_bytes": saved + segment,
+            "forward_calls": calls, "recompute_fraction": (sum(calls) - len(blocks)) / (3 * len(blocks)),
+            "loss": float(loss.detach()), "grad_norm": math.sqrt(grad_sq)}
     ### END SOLUTION
 
 
@@ -527,21 +707,31 @@ def v100_walkthrough(*, n_params: int, n_layers: int, s: int, b: int, h: int, a:
     - ``"fp32_baseline"``: ``model_state_bytes(scheme="fp32_adam")`` plus
       FP32 activations, taken as twice :func:`activation_bytes` (no
       recompute) for all ``n_layers`` (the chapter doubles the whole FP16
-      count).
+      count, §3.3.1 Activation memory requirements).
     - ``"mixed_precision"``: ``model_state_bytes(scheme="mixed_adam")`` plus
       the FP16 activations.
     - ``"checkpointed"``: the mixed-precision model state plus the FP16
-      activations divided by ``checkpoint_every`` (checkpoint every k layers
-      keeps about 1/k of them).
+      activations divided by ``checkpoint_every``.  This ÷k is the
+      chapter's own assumption (§3.3.1 Activation memory requirements:
+      checkpointing cuts activations by 75%; §6.3.2 Mixed-precision benefits
+      divides them by 4; §6.7 GPT-2 optimization walkthrough: "checkpointing
+      every four layers reduces activation storage by 4×"), not the k + N/k
+      rule of
+      :func:`checkpoint_units` (§6.5.2 Optimal checkpoint placement
+      strategy), by which every 4 of 48 layers keeps 16 of 48 layers' worth,
+      ÷3.
     - ``"fits"``: ``{step: total <= capacity_bytes}`` for the three steps (bool).
 
-    GPT-2 XL (1.5e9 params, 48 layers, s=1024, b=4, h=1600, a=25, k=4) on a
-    V100 (32 GiB = 34.4 GB): 95.7 GB, 59.9 GB, 33.0 GB; only the last fits.
+    Chapter: §6.3.2 Mixed-precision benefits and §6.7 GPT-2 optimization
+    walkthrough.  GPT-2 XL (1.5e9 params, 48 layers, s=1024, b=4, h=1600,
+    a=25, k=4) on a V100 (32 GiB = 34.4 GB): 95.7 GB, 59.9 GB, 33.0 GB; only
+    the last fits.
 
     Tóm tắt (tiếng Việt): byte (float) của ba bước: FP32 (``"fp32_adam"`` +
     gấp đôi giá trị kích hoạt FP16), độ chính xác hỗn hợp (``"mixed_adam"`` +
     giá trị kích hoạt FP16), lưu điểm (như trên, giá trị kích hoạt chia cho
-    ``checkpoint_every``); ``"fits"``: tổng <= ``capacity_bytes`` ở mỗi bước.
+    ``checkpoint_every``: giả định của chương sách, không phải quy tắc
+    k + N/k); ``"fits"``: tổng <= ``capacity_bytes`` ở mỗi bước.
     """
     ### BEGIN SOLUTION
     acts = activation_bytes(s=s, b=b, h=h, a=a, n_layers=n_layers, recompute="none")  # FP16

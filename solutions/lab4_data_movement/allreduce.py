@@ -1,12 +1,17 @@
-"""Lab 4, part 3: ring AllReduce and the network wall (chapter section 7).
+"""Lab 4, part 3: ring AllReduce, the network wall and the communication tax
+(§7 Scaling Training Systems, §7.2 Scaling beyond a single node, §8 Fallacies and Pitfalls).
 
 Data-parallel training sums every gradient over N workers each step. The
 ring algorithm splits each rank's buffer into N chunks and passes chunks
 around a ring: N−1 steps of reduce-scatter (each rank ends up owning the
 full sum of one chunk), then N−1 steps of all-gather (the owned chunks are
-copied around). Each rank sends 2(N−1)/N × M bytes, almost independent of N,
-which is why the ring is bandwidth-optimal, and also why a big model's
-gradients can still hit a network wall.
+copied around). Each rank sends 2(N−1)/N × M bytes, almost independent of N
+(the factor is the chapter's, in the callout "The network wall" of §7.2
+Scaling beyond a single node); that is also why a big model's gradients can
+still hit a network wall. The two phases and the proof that no algorithm
+sends less are beyond the chapter: P. Patarasuk and X. Yuan, "Bandwidth
+optimal all-reduce algorithms for clusters of workstations", J. Parallel
+Distrib. Comput. 69(2), 2009.
 
 You write what one rank does at one step (ring_send, ring_receive); the
 shipped simulation lab4_sim.run_ring plays all N ranks over a simulated
@@ -15,7 +20,11 @@ counts the bytes each rank sends. The grader runs the same simulation on
 its own copy and watches every message.
 
 Conventions:
-  * AllReduce returns the element-wise SUM over ranks, not the mean.
+  * AllReduce returns the element-wise SUM over ranks, not the mean (the
+    chapter's AllReduce footnote in §7.2 Scaling beyond a single node
+    defines it as a sum; §7.1.1 Data
+    parallelism speaks of averaging gradients: the average is this sum
+    divided by N, a local step after the AllReduce).
   * Bytes are counted as elements × itemsize of the buffers' dtype: the
     nbytes of every message's data.
   * GB means 10**9 bytes; link bandwidths are in GB/s.
@@ -23,7 +32,8 @@ Conventions:
     that does): ring_receive returns a new buffer.
 
 Tóm tắt (tiếng Việt): AllReduce vòng chia bộ đệm của mỗi rank thành N mảnh, chạy N−1
-bước reduce-scatter rồi N−1 bước all-gather; mỗi rank gửi 2(N−1)/N × M byte. Bạn viết việc
+bước reduce-scatter rồi N−1 bước all-gather (hai pha này nằm ngoài chương: Patarasuk và Yuan,
+2009); mỗi rank gửi 2(N−1)/N × M byte (hệ số của chương, §7.2 Scaling beyond a single node). Bạn viết việc
 một rank làm ở một bước (ring_send, ring_receive); lab4_sim.run_ring mô phỏng N rank trên một
 mạng chỉ cho rank r gửi tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Kết quả là TỔNG
 theo phần tử (không phải trung bình); byte = số phần tử × itemsize; GB = 10**9 byte, băng
@@ -238,4 +248,100 @@ def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBp
         "bound": "communication" if comm > compute_s else "compute",
         "break_even_GBps": per_gpu / compute_s / 1e9,
     }
+    ### END SOLUTION
+
+
+def scaling_speedup(*, n_gpus: int, r: float) -> float:
+    """The communication tax curve of §7 Scaling Training Systems: speed-up = N / (1 + (N − 1)·r).
+
+    The chapter draws this curve in its figure "The Communication Tax" for
+    r = 0.05 (compute-bound, ResNet), 0.15 (LLM with NVLink) and 0.40 (slow
+    network), N = 1 to 256; the formula itself is only in a comment of the
+    figure's code, and the caption calls r "the fraction of step time spent
+    on communication". It is Amdahl's law with a serial fraction r: the
+    speed-up never exceeds 1/r however many GPUs are added.
+
+    Args:
+        n_gpus: number of GPUs N (N ≥ 1).
+        r: the communication fraction of the curve (r ≥ 0).
+
+    Returns:
+        float: N / (1 + (N − 1)·r); 1.0 for N = 1.
+        Examples: N = 8, r = 0.15 gives 8 / 2.05 = 3.90; N = 256, r = 0.05
+        gives 256 / 13.75 = 18.6.
+
+    Tóm tắt (tiếng Việt): trả về N / (1 + (N − 1)·r) (float), đường "thuế truyền thông" trong
+    hình của §7 Scaling Training Systems (định luật Amdahl với phần nối tiếp r; 1.0 khi N = 1).
+    """
+    ### BEGIN SOLUTION
+    return n_gpus / (1 + (n_gpus - 1) * r)
+    ### END SOLUTION
+
+
+def communication_tax(*, n_params: float, bytes_per_param: int, n_gpus: int, link_Gbps: float,
+                      compute_s_one_gpu: float, overlap: bool = False) -> dict:
+    """What data parallelism on N GPUs buys once the ring AllReduce is paid: speed-up and efficiency.
+
+    Strong scaling: the global batch of a step stays the same. One GPU
+    computes a step in compute_s_one_gpu seconds; on N GPUs each computes
+    1/N of the batch (compute_s = compute_s_one_gpu / N), then the GPUs
+    ring-AllReduce the full gradient (n_params × bytes_per_param bytes)
+    over links of link_Gbps GIGABITS per second each (bytes/s =
+    link_Gbps × 1e9 / 8: the chapter's "100 Gbps" fabric is 12.5 GB/s).
+    Use network_wall for the AllReduce: comm_s is its "comm_s" with
+    link_GBps = link_Gbps / 8 and compute_s = compute_s_one_gpu / N.
+
+      * step_s: compute_s + comm_s without overlap; max(compute_s, comm_s)
+        with overlap (communication hidden behind the backward pass as far
+        as it can be, as in Horovod: the callout "The network wall" of §7.2
+        Scaling beyond a single node);
+      * comm_fraction: the fraction of each step the GPUs wait for the
+        network, (step_s − compute_s) / step_s;
+      * speedup: compute_s_one_gpu / step_s, against one GPU;
+      * efficiency: speedup / N (1.0 is linear scaling);
+      * r = 2 × gradient bytes / (link bytes/s × compute_s_one_gpu): the
+        ring's time at large N (2 × the gradient over the link) as a
+        fraction of one GPU's step. Without overlap, comm_s =
+        (N − 1)/N × r × compute_s_one_gpu, so speedup = N / (1 + (N − 1)·r)
+        exactly: the curve of scaling_speedup, with the figure's r. Also
+        speedup = N × (1 − comm_fraction).
+
+    Args:
+        n_params: number of parameters (e.g. 7e9).
+        bytes_per_param: bytes of one gradient element (FP16: 2).
+        n_gpus: data-parallel GPUs N (N ≥ 1).
+        link_Gbps: per-GPU link bandwidth in Gb/s (10**9 bits/s): 100 for
+            the chapter's inter-node fabric, 7200 for NVLink at 900 GB/s.
+        compute_s_one_gpu: seconds of forward + backward for one step's
+            whole batch on one GPU.
+        overlap: whether communication overlaps computation.
+
+    Returns:
+        dict with exactly these keys (floats, times in seconds):
+          "comm_s", "compute_s", "step_s", "comm_fraction", "speedup",
+          "efficiency", "r".
+        Example: 7e9 params, FP16, 8 GPUs, 100 Gb/s, 8 s on one GPU (1 s
+        each on 8): comm_s = 1.96, step_s = 2.96, comm_fraction = 0.66,
+        speedup = 2.70, efficiency = 0.34, r = 0.28; with overlap step_s =
+        1.96 and speedup = 4.08.
+
+    Tóm tắt (tiếng Việt): mở rộng mạnh (strong scaling): một GPU tính một bước trong
+    compute_s_one_gpu giây; trên N GPU mỗi GPU tính compute_s = compute_s_one_gpu / N rồi
+    AllReduce vòng toàn bộ gradient qua liên kết link_Gbps GIGABIT/giây (byte/s = link_Gbps × 1e9
+    / 8); dùng network_wall (link_GBps = link_Gbps / 8) để có comm_s. step_s = compute_s + comm_s
+    (không chồng lấp) hoặc max(compute_s, comm_s) (chồng lấp); comm_fraction = (step_s −
+    compute_s) / step_s; speedup = compute_s_one_gpu / step_s; efficiency = speedup / N;
+    r = 2 × số byte gradient / (byte/s của liên kết × compute_s_one_gpu). Trả về dict đúng bảy
+    khoá ở trên; khi không chồng lấp, speedup = N / (1 + (N − 1)·r) = scaling_speedup.
+    """
+    ### BEGIN SOLUTION
+    link_GBps = link_Gbps / 8  # gigabits to gigabytes
+    compute = compute_s_one_gpu / n_gpus
+    wall = network_wall(n_params=n_params, bytes_per_param=bytes_per_param, n_gpus=n_gpus, link_GBps=link_GBps,
+                        compute_s=compute)
+    step = wall["step_s_overlap"] if overlap else wall["step_s_no_overlap"]
+    speedup = compute_s_one_gpu / step
+    return {"comm_s": wall["comm_s"], "compute_s": compute, "step_s": step, "comm_fraction": (step - compute) / step,
+            "speedup": speedup, "efficiency": speedup / n_gpus,
+            "r": 2 * wall["gradient_bytes"] / (link_GBps * 1e9 * compute_s_one_gpu)}
     ### END SOLUTION

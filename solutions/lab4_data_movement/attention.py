@@ -1,9 +1,14 @@
-"""Lab 4, part 2: tiled attention with an online softmax (chapter section 6).
+"""Lab 4, part 2: tiled attention with an online softmax, and the bytes it moves
+(§6.4 Flash attention: IO-aware attention optimization).
 
 Standard attention builds the S×S score matrix softmax(QKᵀ/√d): at S = 4096
-that is 64 MiB in FP32 per head, and it is written to and read back from
-memory several times. Tiled attention (FlashAttention's idea) walks over K
-and V in blocks and keeps, for every query row, a running max m, a running
+that is 64 MiB in FP32 per head (the chapter's 67.1 MB in §6.4.1 The
+standard attention memory bottleneck: the same 67,108,864 bytes in decimal
+units), and it is written to and read back from memory several times.
+Tiled attention (FlashAttention: T. Dao, D. Y. Fu, S. Ermon, A. Rudra and
+C. Ré, "FlashAttention: Fast and Memory-Efficient Exact Attention with
+IO-Awareness", NeurIPS 2022, which the chapter cites) walks over K and V in
+blocks and keeps, for every query row, a running max m, a running
 normaliser l and a running unnormalised output. When a new block raises the
 max, the old l and output are rescaled by exp(m_old − m_new). The result is
 exactly softmax(QKᵀ/√d)·V, but only one block×block tile of scores exists at a time.
@@ -42,7 +47,9 @@ def attention_score_bytes(*, S: int, block_size: int, bytes_per_element: int) ->
           "full_bytes": S × S × bytes_per_element;
           "tile_bytes": block_size × block_size × bytes_per_element.
         Example: S=4096, block 128, FP32: 64 MiB (67,108,864) against
-        64 KiB (65,536).
+        64 KiB (65,536). The chapter writes the same bytes as 67.1 MB in
+        §6.4.1 The standard attention memory bottleneck and as 64 MB against
+        64 KB in §6.4.2 IO-aware attention through tiling.
 
     Tóm tắt (tiếng Việt): trả về dict hai khoá (int, byte) cho một head:
     "full_bytes" = S × S × bytes_per_element và
@@ -50,6 +57,89 @@ def attention_score_bytes(*, S: int, block_size: int, bytes_per_element: int) ->
     """
     ### BEGIN SOLUTION
     return {"full_bytes": S * S * bytes_per_element, "tile_bytes": block_size * block_size * bytes_per_element}
+    ### END SOLUTION
+
+
+def attention_hbm_bytes(*, S: int, d: int, block_size: int, n_heads: int = 1, bytes_per_element: int = 4) -> dict:
+    """Bytes of main memory (HBM) that attention holds and moves in one forward pass, standard against tiled.
+
+    Every count is in bytes (ints), summed over ``n_heads`` independent heads
+    of length S and head dimension d, each element bytes_per_element bytes
+    (4 for FP32, as in the chapter). Q, K, V and the output are S × d each;
+    the score matrix Z = QKᵀ/√d and the probabilities P = softmax(Z) are
+    S × S each.
+
+    What is held (the chapter's counts, §6.4.1 The standard attention
+    memory bottleneck and §6.4.3 Memory and IO complexity analysis):
+      * "score_bytes": the S × S score matrix, S² elements per head (use
+        attention_score_bytes): 67.1 MB per head at S = 4096 in FP32,
+        1.07 GB for 16 heads;
+      * "qkv_bytes": what the tiled version keeps instead, Q, K and V,
+        3 × S × d elements per head: 3.1 MB per head at d = 64;
+      * "footprint_ratio": score_bytes / qkv_bytes, the chapter's 21.3×.
+
+    What is moved between HBM and the chip in the forward pass (reads plus
+    writes; every element read or written counts once each time):
+      * "standard_traffic_bytes": standard attention as three kernels:
+        QKᵀ reads Q and K and writes Z; softmax reads Z and writes P; P·V
+        reads P and V and writes the output. Each S × S matrix is written
+        once and read back once: 4S² + 4Sd elements per head. (§6.4.3
+        Memory and IO complexity analysis lists Q, K, V read and score,
+        probability and output written; §3.4 Arithmetic intensity counts
+        the score matrix written and read back; the three-kernel count is
+        Algorithm 0 of Dao et al. 2022.)
+      * "tiled_traffic_bytes": the tiled loop of tiled_attention, query
+        blocks outer, K/V blocks inner, no S × S matrix in HBM. Each query
+        block is read once and stays on chip while every K and V block
+        streams past it, so K and V are read once per query block ("key and
+        value blocks are streamed repeatedly across query blocks", §6.4.3
+        Memory and IO complexity analysis); the output is written once.
+        With n_q = ceil(S / block_size) query blocks: S·d (Q) + 2·S·d·n_q
+        (K and V) + S·d (output) elements per head. The running max and
+        normaliser stay on chip: not counted.
+      * "traffic_ratio": standard_traffic_bytes / tiled_traffic_bytes.
+
+    Both counts leave out the backward pass (which rereads the stored
+    matrices, §6.4.3 Memory and IO complexity analysis) and any causal
+    skipping of blocks.
+
+    Args:
+        S: sequence length.
+        d: head dimension.
+        block_size: rows of Q and of K/V per block in the tiled loop.
+        n_heads: number of heads (the counts are totals over all of them).
+        bytes_per_element: 4 for FP32, 2 for FP16.
+
+    Returns:
+        dict with exactly these keys: "score_bytes", "qkv_bytes",
+        "standard_traffic_bytes", "tiled_traffic_bytes" (ints, bytes, all
+        heads) and "footprint_ratio", "traffic_ratio" (floats).
+        Example: S = 4096, d = 64, block 128, one head, FP32: 67,108,864
+        bytes of scores against 3,145,728 of Q, K, V (21.3×); the forward
+        pass moves 272,629,760 bytes standard against 69,206,016 tiled
+        (3.9×): the footprint falls far more than the traffic, which
+        depends on the block size, as §6.4.3 Memory and IO complexity
+        analysis says.
+
+    Tóm tắt (tiếng Việt): số byte bộ nhớ chính (HBM) mà attention giữ và di chuyển trong lượt
+    xuôi, cộng trên n_heads head (int, byte): "score_bytes" = S² phần tử mỗi head (dùng
+    attention_score_bytes; 67,1 MB mỗi head ở S = 4096, FP32); "qkv_bytes" = 3·S·d phần tử mỗi
+    head (3,1 MB); "footprint_ratio" = score_bytes / qkv_bytes (21,3×); "standard_traffic_bytes"
+    = 4S² + 4Sd phần tử mỗi head (ba kernel: mỗi ma trận S×S được ghi một lần và đọc lại một lần);
+    "tiled_traffic_bytes" = S·d + 2·S·d·ceil(S / block_size) + S·d phần tử mỗi head (Q đọc một lần,
+    K và V đọc một lần cho mỗi khối truy vấn, đầu ra ghi một lần); "traffic_ratio" = tỉ số hai
+    lưu lượng. Không tính lượt ngược và việc bỏ khối khi có mặt nạ causal.
+    """
+    ### BEGIN SOLUTION
+    per_element = n_heads * bytes_per_element
+    scores = n_heads * attention_score_bytes(S=S, block_size=block_size, bytes_per_element=bytes_per_element)[
+        "full_bytes"]
+    qkv = 3 * S * d * per_element
+    n_q = -(-S // block_size)  # query blocks: the last one is shorter when block_size does not divide S
+    standard = (4 * S * S + 4 * S * d) * per_element  # Z and P each written once and read back once
+    tiled = (S * d + 2 * S * d * n_q + S * d) * per_element  # K and V stream past every query block
+    return {"score_bytes": scores, "qkv_bytes": qkv, "footprint_ratio": scores / qkv,
+            "standard_traffic_bytes": standard, "tiled_traffic_bytes": tiled, "traffic_ratio": standard / tiled}
     ### END SOLUTION
 
 

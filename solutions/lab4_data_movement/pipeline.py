@@ -1,4 +1,5 @@
-"""Lab 4, part 1: the input pipeline (chapter sections 4-6).
+"""Lab 4, part 1: the input pipeline (§4.2 Data pipeline, §5 Identifying Bottlenecks,
+§6.2 Data prefetching and overlapping).
 
 The slowest stage sets the pace of the whole pipeline, and overlapping the
 stages (prefetching) turns the sum of stage times into their maximum, as
@@ -143,9 +144,14 @@ def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per
                   bytes_per_token: int = 8, pcie_GBps: float = 15.75, forward_s: float = 0.080) -> dict:
     """The chapter's GPT-2 pipeline: tokenize on the CPU, copy over PCIe, run the forward pass.
 
-    With the defaults: 32 × 1024 = 32,768 tokens per batch; tokenizing takes
-    65.5 ms on one core and 8.2 ms on 8; the int64 batch is 262 KB and moves
-    in 0.017 ms over PCIe Gen3; the forward pass takes 80 ms.
+    With the defaults (the example "GPT-2 language model data pipeline" of
+    §4.2.2 Preprocessing): 32 × 1024 = 32,768 tokens per batch; tokenizing
+    takes 65.5 ms on one core and 8.2 ms on 8; the int64 batch is 262 KB and
+    moves in 0.017 ms over PCIe Gen3; the forward pass takes 80 ms. So the
+    step is compute-bound already with one core (65.5 ms < 80 ms: "close to"
+    the forward pass, in the chapter's words); the chapter's 8 workers and
+    prefetching buy headroom, not a new bottleneck. image_pipeline below is
+    the case where adding workers moves the bottleneck.
 
     Args:
         batch_size: sequences per batch (B).
@@ -197,6 +203,100 @@ def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per
         "utilization_overlap": overlapped["utilization"],
         "bottleneck": overlapped["bottleneck"],
     }
+    ### END SOLUTION
+
+
+def image_pipeline(*, workers: int, batch_size: int = 32, t_transform_s: float = 0.030,
+                   compute_s: float = 0.010, image_bytes: float = 500_000.0, disk_GBps: float = 7.0,
+                   network_GBps: float | None = None, access_factor: float = 0.1,
+                   tensor_bytes_per_image: int = 224 * 224 * 3 * 4, pcie_GBps: float = 15.75) -> dict:
+    """An image-classification input pipeline of four stages, in batches per second.
+
+    The stages run concurrently (storage reads batch i+2 while the CPU
+    workers transform batch i+1 and the accelerator computes batch i), so
+    the pipeline runs at its slowest stage's rate (pipeline_rate):
+      * "storage": R_storage × access factor, in bytes/s, over the stored
+        bytes of one batch: storage_rate(disk_rate=disk_GBps × 1e9,
+        network_rate=network_GBps × 1e9, access_factor=access_factor)
+        / (batch_size × image_bytes). network_GBps=None means a local disk
+        with no network between it and the host: use the disk's rate for
+        both arguments;
+      * "preprocess": preprocess_rate(workers=workers,
+        t_transform_s=t_transform_s): t_transform_s is the time ONE worker
+        spends on one whole batch (decode, crop, jitter, normalise);
+      * "transfer": pcie_GBps × 1e9 / (batch_size × tensor_bytes_per_image),
+        the decoded batch crossing PCIe;
+      * "compute": 1 / compute_s.
+
+    The defaults are the chapter's numbers where it gives them: one CPU
+    thread takes 30 ms per batch and cannot feed an accelerator that needs
+    10 ms (§4.2.2 Preprocessing; §6.2.2 Practical considerations: crop
+    10 + jitter 15 + normalise 5 = 30 ms); an NVMe Gen4 disk reads 7 GB/s
+    sequentially and about 0.1 of that under the random access of shuffled
+    training (§4.2.1 Core components); PCIe Gen3 carries 15.75 GB/s
+    (§4.2.2 Preprocessing); batches of 32 (the DataLoader of §6.2.1 Prefetching
+    mechanics). Two numbers are the lab's own, not the chapter's: 500 KB
+    stored per image (a high-resolution JPEG) and a batch decoded to FP32
+    224 × 224 × 3 images on the wire. With them, one worker delivers 33.3
+    batches/s (the accelerator is 33% busy); from 2 workers on, storage's
+    43.75 batches/s binds, however many workers are added. With sequential
+    reads (access_factor=1.0) preprocessing binds up to 3 workers (at 3 it
+    ties with compute, both exactly 100 batches/s) and compute from 4 on:
+    the "four to eight worker threads" of §4.2.5 Practical architectures.
+
+    Args:
+        workers: CPU workers transforming batches in parallel.
+        batch_size: images per batch.
+        t_transform_s: seconds one worker spends on one batch.
+        compute_s: seconds the accelerator spends on one batch.
+        image_bytes: bytes of one stored (encoded) image.
+        disk_GBps: the disk's sequential read rate, GB/s (10**9 bytes/s).
+        network_GBps: the network between storage and host, GB/s, or None
+            for a local disk.
+        access_factor: fraction of the sequential rate the access pattern
+            achieves (about 0.1 for random access, 1.0 for sequential).
+        tensor_bytes_per_image: bytes of one decoded image sent to the
+            accelerator.
+        pcie_GBps: host-to-device bandwidth, GB/s.
+
+    Returns:
+        dict with exactly these keys (rates in batches per second, floats):
+          "storage_rate", "preprocess_rate", "transfer_rate",
+          "compute_rate": each stage's rate;
+          "rate": the pipeline's rate, the smallest of the four;
+          "bottleneck" (str): the slowest stage, one of "storage",
+              "preprocess", "transfer", "compute" (ties go to the first in
+              that order, as in pipeline_rate);
+          "utilization": rate / compute_rate, in [0, 1];
+          "images_per_s": rate × batch_size.
+
+    Tóm tắt (tiếng Việt): quy trình nạp ảnh bốn chặng chạy đồng thời, tốc độ tính bằng
+    batch/giây: "storage" = storage_rate(disk_rate=disk_GBps × 1e9, network_rate=network_GBps
+    × 1e9, access_factor) / (batch_size × image_bytes) (network_GBps=None: đĩa cục bộ, dùng tốc
+    độ của đĩa cho cả hai đối số); "preprocess" = preprocess_rate(workers, t_transform_s) với
+    t_transform_s là thời gian MỘT worker xử lý cả một batch; "transfer" = pcie_GBps × 1e9 /
+    (batch_size × tensor_bytes_per_image); "compute" = 1 / compute_s. Trả về dict đúng tám khoá
+    ở trên: bốn tốc độ, "rate" (nhỏ nhất), "bottleneck" (hoà thì lấy chặng đứng trước theo thứ tự
+    storage, preprocess, transfer, compute), "utilization" = rate / compute_rate và
+    "images_per_s" = rate × batch_size. Mặc định là số của chương (30 ms mỗi batch trên một luồng
+    so với 10 ms của bộ tăng tốc; NVMe 7 GB/s, hệ số truy cập ngẫu nhiên 0,1; PCIe 15,75 GB/s);
+    500 KB mỗi ảnh lưu trữ và ảnh FP32 224 × 224 × 3 là số của bài lab.
+    """
+    ### BEGIN SOLUTION
+    disk = disk_GBps * 1e9
+    link = disk if network_GBps is None else network_GBps * 1e9  # a local disk: no network to cross
+    stored_batch = batch_size * image_bytes
+    rates = {  # in pipeline order, so that pipeline_rate's "first of ties" is the earliest stage
+        "storage": storage_rate(disk_rate=disk, network_rate=link, access_factor=access_factor) / stored_batch,
+        "preprocess": preprocess_rate(workers=workers, t_transform_s=t_transform_s),
+        "transfer": pcie_GBps * 1e9 / (batch_size * tensor_bytes_per_image),
+        "compute": 1.0 / compute_s,
+    }
+    slowest = pipeline_rate(stage_rates=rates)
+    return {"storage_rate": rates["storage"], "preprocess_rate": rates["preprocess"],
+            "transfer_rate": rates["transfer"], "compute_rate": rates["compute"], "rate": slowest["rate"],
+            "bottleneck": slowest["bottleneck"], "utilization": slowest["utilization"],
+            "images_per_s": slowest["rate"] * batch_size}
     ### END SOLUTION
 
 

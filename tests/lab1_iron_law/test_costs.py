@@ -1,4 +1,5 @@
-"""The iron law as a calculator: time, MFU, rent vs buy, energy (sections 2 and 7).
+"""The iron law as a calculator: time, MFU, rent vs buy, energy (§2 Iron Law of Training Performance,
+§5 Identifying Bottlenecks, §4.4.2 Batch size and parameter updates, §7.4 When to scale: The physical ceiling).
 
 The chapter's cases (the tests that take no ``rng``, and the fixed cases inside the
 others) are the same on every submission: their messages never say which way a value

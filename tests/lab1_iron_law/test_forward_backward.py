@@ -1,4 +1,5 @@
-"""Forward plus backward: each matmul costs 2x backward, a step 3x forward (section 3).
+"""Forward plus backward: each matmul costs 2x backward, a step 3x forward (§1 Training Systems
+Fundamentals, §3.1 Neural network computation).
 
 Ground truth from torch's own counter is in test_flop_counter.py.
 """

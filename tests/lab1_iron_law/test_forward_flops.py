@@ -1,4 +1,4 @@
-"""Forward FLOPs of one GPT-2 layer, matmul by matmul (chapter section 3).
+"""Forward FLOPs of one GPT-2 layer, matmul by matmul (§3.1.2 Matrix operations).
 
 Ground truth from torch's own counter is in test_flop_counter.py.
 """

@@ -1,4 +1,4 @@
-"""Measured throughput (chapter section 5), graded deterministically.
+"""Measured throughput (§3.2.1.2 Mini-batch processing, §3.4 Arithmetic intensity), graded deterministically.
 
 A grade must be a function of the submission alone, so no test here judges
 this machine's timings.  Two kinds of check (docs/lab1.md):

@@ -1,4 +1,5 @@
-"""Hidden tests, Lab 2: gradient noise (1/sqrt(B)) and GPT-2 XL's schedule and clipping.
+"""Hidden tests, Lab 2: gradient noise (1/sqrt(B)), GPT-2 XL's schedule and clipping, and the linear
+scaling rule with its warmup.
 
 Gradient noise has an exact ground truth: with batches drawn with replacement
 from a pool, Var(mean of B per-example gradients) = Var(per-example)/B, so the
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from autograder.core.i18n import N_, _
+from autograder.labkit import messages as M
 from autograder.labkit.assertions import assert_close, assert_keys, assert_scalar
 from autograder.labkit.messages import fixed_case
 
@@ -121,3 +123,115 @@ def test_clip_grad_norm_matches_torch(student, rng):
         assert_close(got["grads"][0], np.array([3.0, 4.0]) / (5.0 + 1e-6), what=_("clipped gradient"),
                      case="[3, 4], max_norm 1", rtol=1e-12)
         assert_scalar(got["total_norm"], 5.0, what="total_norm", case="[3, 4], max_norm 1", rtol=1e-12)
+
+
+# -- lr_scaling ----------------------------------------------------------------------
+# The linear scaling rule, eta_new = eta_base * B_new / B_base, up to the critical batch (the chapter's
+# ResNet-50 number, 8,192, is the default), and the warmup to the scaled rate.  Ground truth is the rule
+# and the schedule written out here, never the reference alone.
+CRITICAL = 8192  # the docstring's default, restated: the grader never reads the student's constant
+NOT_NONE = N_("{what}{case}: the rule does not hold beyond the critical batch: return None")
+NONE_HERE = N_("{what}{case}: None, but both batch sizes are within the critical batch, where the rule holds")
+
+
+def linear_rule(base_lr: float, base_batch: int, new_batch: int, critical: int = CRITICAL):
+    return None if max(base_batch, new_batch) > critical else base_lr * new_batch / base_batch
+
+
+def check_rule(got, want, *, what: str, case: str, rtol: float = 1e-12):
+    sfx = M.case_suffix(case)
+    if want is None:
+        if got is not None:
+            raise AssertionError(M.say(NOT_NONE, what=what, case=sfx))
+        return
+    if got is None:
+        raise AssertionError(M.say(NONE_HERE, what=what, case=sfx))
+    assert_scalar(got, want, what=what, case=case, rtol=rtol)
+
+
+def warmup_cosine(steps, peak, warmup, total, floor):
+    """The schedule written out: linear warmup from 0, cosine from the peak to the floor, then the floor."""
+    s = np.asarray(steps, dtype=np.float64)
+    progress = np.clip((s - warmup) / (total - warmup), 0.0, 1.0)
+    return np.where(s < warmup, peak * s / warmup, floor + (peak - floor) * (1 + np.cos(np.pi * progress)) / 2)
+
+
+@pytest.mark.question("lr_scaling")
+def test_linear_rule_chapter_numbers(student):
+    """§4.4.2 Batch size and parameter updates: batch 32 -> 256 takes 8x the learning rate; §8 Fallacies and
+    Pitfalls: 512 -> 4,096 takes 0.1 to 0.8."""
+    cases = (
+        (N_("batch 32 -> 256, base rate 1 (the chapter's 8x)"), dict(base_lr=1.0, base_batch=32, new_batch=256), 8.0),
+        (N_("batch 512 -> 4,096, base rate 0.1 (the chapter's fallacy)"),
+         dict(base_lr=0.1, base_batch=512, new_batch=4096), 0.8),
+        (N_("batch 4,096 -> 512, base rate 0.8 (the rule, scaled down)"),
+         dict(base_lr=0.8, base_batch=4096, new_batch=512), 0.1),
+    )
+    for label, kwargs, want in cases:
+        check_rule(student.linear_scaling_rule(**kwargs), want, what=_("scaled learning rate"), case=_(label))
+
+
+@pytest.mark.question("lr_scaling")
+def test_linear_rule_stops_at_the_critical_batch(student):
+    """Up to the critical batch the rule holds (8,192 included, the chapter's ResNet-50 number, the default);
+    beyond it, None."""
+    cases = (
+        (N_("batch 256 -> 8,192, the default critical batch"), dict(base_lr=0.1, base_batch=256, new_batch=8192)),
+        (N_("batch 256 -> 8,193, the default critical batch"), dict(base_lr=0.1, base_batch=256, new_batch=8193)),
+        (N_("batch 512 -> 16,384, the default critical batch"), dict(base_lr=0.1, base_batch=512, new_batch=16_384)),
+        (N_("batch 16,384 -> 4,096, the default critical batch"), dict(base_lr=1.6, base_batch=16_384, new_batch=4096)),
+        (N_("batch 32 -> 256, critical batch 128"), dict(base_lr=0.1, base_batch=32, new_batch=256, critical_batch=128)),
+        (N_("batch 32 -> 128, critical batch 128"), dict(base_lr=0.1, base_batch=32, new_batch=128, critical_batch=128)),
+    )
+    for label, kwargs in cases:
+        rule = {k: v for k, v in kwargs.items() if k != "critical_batch"}
+        want = linear_rule(**rule, critical=kwargs.get("critical_batch", CRITICAL))
+        check_rule(student.linear_scaling_rule(**kwargs), want, what=_("scaled learning rate"), case=_(label))
+
+
+@pytest.mark.question("lr_scaling")
+def test_linear_rule_random_batches(student, rng):
+    """Seeded random base rates and batch sizes, both ways, some beyond a random critical batch."""
+    for draw in range(1, 7):
+        base_batch, new_batch = (int(2 ** rng.uniform(3, 14)) for _side in range(2))
+        critical = int(2 ** rng.uniform(9, 14))
+        base_lr = float(10 ** rng.uniform(-4, 0))
+        want = linear_rule(base_lr, base_batch, new_batch, critical)
+        got = student.linear_scaling_rule(base_lr=base_lr, base_batch=base_batch, new_batch=new_batch,
+                                          critical_batch=critical)
+        check_rule(got, want, what=_("scaled learning rate"),
+                   case=_("random draw {draw} of 6: a random rate, batch sizes and critical batch").format(draw=draw))
+
+
+@pytest.mark.question("lr_scaling")
+def test_scaled_schedule_warms_up_to_the_scaled_rate(student, rng):
+    """The 512 -> 4,096 of §8 Fallacies and Pitfalls (0.1 -> 0.8) with a 500-step warmup: 0 at step 0, 0.4 at 250, 0.8 at 500; then random
+    schedules against the schedule written out, and None beyond the critical batch."""
+    steps = np.array([0, 1, 250, 499, 500, 501, 2750, 5000, 6000])
+    got = student.scaled_lr_schedule(steps=steps, base_lr=0.1, base_batch=512, new_batch=4096, warmup_steps=500,
+                                     total_steps=5000)
+    want = warmup_cosine(steps, 0.8, 500, 5000, 0.0)
+    with fixed_case():  # the chapter's numbers: the same on every submission, so no direction
+        if got is None:
+            raise AssertionError(M.say(NONE_HERE, what=_("scaled schedule"), case=M.case_suffix(_("batch 512 -> 4,096"))))
+        assert_close(got, want, what=_("scaled schedule"),
+                     case=_("batch 512 -> 4,096, base rate 0.1, warmup 500, end 5,000; steps 0, 1, 250, 499, 500, 501, "
+                            "2,750, 5,000, 6,000"), rtol=1e-9, atol=1e-15)
+    for draw in range(1, 4):
+        warmup = int(rng.integers(1, 100))
+        kw = dict(base_lr=float(10 ** rng.uniform(-4, -1)), base_batch=int(2 ** rng.integers(4, 9)),
+                  new_batch=int(2 ** rng.integers(4, 13)), warmup_steps=warmup,
+                  total_steps=warmup + int(rng.integers(10, 1000)), min_lr=float(rng.choice([0.0, 1e-6])))
+        steps = np.sort(np.concatenate([np.arange(0, warmup + 2), rng.integers(0, kw["total_steps"] + 50, size=32)]))
+        peak = linear_rule(kw["base_lr"], kw["base_batch"], kw["new_batch"])
+        got = student.scaled_lr_schedule(steps=steps, **kw)
+        case = _("random schedule {draw} of 3, every warmup step and 32 random steps").format(draw=draw)
+        if got is None:
+            raise AssertionError(M.say(NONE_HERE, what=_("scaled schedule"), case=M.case_suffix(case)))
+        assert_close(got, warmup_cosine(steps, peak, warmup, kw["total_steps"], kw["min_lr"]),
+                     what=_("scaled schedule"), case=case, rtol=1e-9, atol=1e-15)
+    got = student.scaled_lr_schedule(steps=np.arange(10), base_lr=0.1, base_batch=512, new_batch=16_384,
+                                      warmup_steps=5, total_steps=100)
+    if got is not None:
+        raise AssertionError(M.say(NOT_NONE, what=_("scaled schedule"),
+                                   case=M.case_suffix(_("batch 512 -> 16,384, the default critical batch"))))

@@ -1,4 +1,4 @@
-"""Hidden tests, Lab 2: update rules against torch.optim, and 2-D trajectories.
+"""Hidden tests, Lab 2: update rules and AdamW against torch.optim, and 2-D trajectories.
 
 Ground truth is ``torch.optim`` itself, replayed here on the same gradients
 (float64), so a rule that merely agrees with the reference's mistakes would
@@ -20,8 +20,9 @@ STEPS = 60
 RTOL = 1e-6  # docs/chapter.md, Lab 2: "about 1e-6 relative over many steps"
 ATOL = 1e-12
 
-TORCH_OPTIM = {"sgd": torch.optim.SGD, "rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}
-STEP_FN = {"sgd": "sgd_step", "rmsprop": "rmsprop_step", "adam": "adam_step"}
+TORCH_OPTIM = {"sgd": torch.optim.SGD, "rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam,
+               "adamw": torch.optim.AdamW}
+STEP_FN = {"sgd": "sgd_step", "rmsprop": "rmsprop_step", "adam": "adam_step", "adamw": "adamw_step"}
 
 
 def torch_replay(rule: str, params0: np.ndarray, grads: list[np.ndarray], hp: dict):
@@ -160,6 +161,75 @@ def test_random_hyperparameters_match_reference(student, reference, rng):
         got, _state = student_replay(student, rule, params0, grads, hp)
         # issue 27: a random shape, never its drawn size
         check_path(got, want, rule=rule, case=_("a random shape, 20 steps, random {hparams}").format(hparams=fmt(hp)))
+
+
+# -- adamw ---------------------------------------------------------------------------
+# AdamW removes lr * weight_decay of every parameter per step, outside the moments
+# (torch.optim.AdamW).  The cases make each known mistake visible: the decay added to the
+# gradient (L2, as Adam does it: any weight_decay > 0), the decay without lr (any lr != 1),
+# and the decay applied to the updated parameters, which differs by lr^2 * weight_decay
+# times the update per step: the strong-decay case makes that about 1e-3 per step.
+ADAMW_CASES = (
+    (1.0, {"lr": 1e-2}),  # torch's default weight_decay, 0.01 (the docstring's default)
+    (1e-3, {"lr": 1e-2, "betas": (0.8, 0.99), "eps": 1e-3, "weight_decay": 0.1}),  # eps matters
+    (1.0, {"lr": 0.05, "weight_decay": 0.5}),  # a strong decay: when it is applied shows
+)
+
+
+@pytest.mark.question("adamw", points=2)
+def test_adamw_matches_torch(student, rng):
+    """AdamW against torch.optim.AdamW on the same gradients, after every step, then random shapes and
+    hyperparameters."""
+    check_at_gradient_sizes(student, rng, "adamw", "AdamW", ADAMW_CASES)
+    for draw in range(1, 3):
+        shape = tuple(int(n) for n in rng.integers(1, 6, size=int(rng.integers(1, 4))))
+        params0, grads = problem(rng, shape=shape, scale=float(10 ** rng.uniform(-3, 0)), steps=30)
+        hp = {"lr": float(10 ** rng.uniform(-3, -1)), "betas": (float(rng.uniform(0.8, 0.95)), float(rng.uniform(0.9, 0.9999))),
+              "eps": float(10 ** rng.uniform(-8, -4)), "weight_decay": float(rng.uniform(0.01, 1.0))}
+        want, _state = torch_replay("adamw", params0, grads, hp)
+        got, _state = student_replay(student, "adamw", params0, grads, hp)
+        # issue 27: a random shape, never its drawn size
+        check_path(got, want, rule="AdamW", case=_("random draw {draw} of 2: a random shape, 30 steps, random {hparams}")
+                   .format(draw=draw, hparams=fmt(hp)))
+
+
+@pytest.mark.question("adamw")
+def test_adamw_decay_alone_is_the_same_fraction_everywhere(student, rng):
+    """With zero gradients the Adam part of the step is 0 (both moments stay 0), so n steps multiply every
+    parameter by (1 - lr * weight_decay)^n, however large or small it is: derived by hand, not from torch."""
+    params0 = rng.normal(size=(3, 4)) * 10 ** rng.uniform(-2, 2, size=(3, 4))  # sizes over four decades
+    lr, weight_decay, steps = 1e-2, 0.1, 20
+    params, state = params0, {}
+    for _step in range(steps):
+        params, state = student.adamw_step(params=params, grads=np.zeros_like(params0), state=state, lr=lr,
+                                           weight_decay=weight_decay)
+    assert_close(params, params0 * (1 - lr * weight_decay) ** steps,
+                 what=_("AdamW parameters after {steps} steps").format(steps=steps),
+                 case=_("zero gradients, lr 1e-2, weight_decay 0.1: only the decay acts"), rtol=1e-12, atol=0)
+
+
+@pytest.mark.question("adamw")
+def test_adamw_state_is_adams(student, models, rng):
+    """AdamW keeps Adam's state and nothing more: torch.optim.AdamW's keys and values, two arrays per
+    parameter (the chapter: no extra memory, parameters plus state still 3x)."""
+    model = models.build_model(dict(models.DEFAULT_CONFIG))
+    opt = torch.optim.AdamW(model.parameters())
+    models.loss_fn(model, models.make_batch(models.DEFAULT_CONFIG, n=8, seed=0)).backward()
+    opt.step()
+    per_element = sum(1 for p in model.parameters() for v in opt.state[p].values()
+                      if torch.is_tensor(v) and v.shape == p.shape)
+    assert per_element == 2 * len(list(model.parameters())), _("grader self-check: torch's AdamW keeps other state")
+    params0, grads = problem(rng, shape=(3, 5))
+    hp = {"lr": 0.01, "weight_decay": 0.1}
+    _path, want = torch_replay("adamw", params0, grads, hp)
+    _path, got = student_replay(student, "adamw", params0, grads, hp)
+    case = _("AdamW, {hparams}, after {steps} steps").format(hparams=fmt(hp), steps=STEPS)
+    assert_keys(got, want.keys(), what=_("optimizer state"), case=case)
+    for key, value in want.items():
+        if np.ndim(value) == 0:
+            assert_scalar(got[key], value, what=f"state[{key!r}]", case=case, rtol=0)
+        else:
+            assert_close(got[key], value, what=f"state[{key!r}]", case=case, rtol=RTOL, atol=ATOL)
 
 
 # -- trajectories --------------------------------------------------------------------

@@ -106,8 +106,9 @@ def nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
 
-def saved_tensors(model, run):
-    """(distinct non-parameter storage bytes, pack calls, parameter pack calls, run())."""
+def saved_tensors(model, run, skip=()):
+    """(distinct non-parameter storage bytes, pack calls, parameter pack calls, run()); the
+    storages whose data pointers are in ``skip`` are left out of the bytes too."""
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     seen: dict[int, int] = {}
     n = {"all": 0, "param": 0}
@@ -117,7 +118,7 @@ def saved_tensors(model, run):
         ptr = t.untyped_storage().data_ptr()
         if ptr in params:
             n["param"] += 1
-        else:
+        elif ptr not in skip:
             seen[ptr] = t.untyped_storage().nbytes()
         return t
 
@@ -199,12 +200,15 @@ def make_truth(models):
                 h = b(h)
             return h
 
+        kept = []  # each segment's input (the checkpoint) and its blocks
+
         def fwd():
             h = model.embed(x)
             if k == 0:
                 h = seg(blocks, h)
             else:
                 for s in range(0, len(blocks), k):
+                    kept.append((h, blocks[s:s + k]))
                     h = checkpoint(seg, blocks[s:s + k], h, use_reentrant=False)
             return model.head_loss(h, y)
 
@@ -213,7 +217,16 @@ def make_truth(models):
         for h in hs:
             h.remove()
         gn = math.sqrt(sum(float(p.grad.double().pow(2).sum()) for p in model.parameters() if p.grad is not None))
-        return {"saved_bytes": saved, "forward_calls": starts, "loss": float(loss.detach()), "grad_norm": gn}
+        # one segment rebuilt: what it saves when run again from its input, the input itself left out
+        inner = []
+        for h, bs in kept:
+            h_in = h.detach().requires_grad_()
+            inner.append(saved_tensors(model, lambda h_in=h_in, bs=bs: seg(bs, h_in),
+                                       skip={h_in.untyped_storage().data_ptr()})[0])
+        segment = max(inner, default=0)
+        return {"saved_bytes": saved, "segment_bytes": segment, "peak_bytes": saved + segment,
+                "forward_calls": starts, "recompute_fraction": (sum(starts) - len(blocks)) / (3 * len(blocks)),
+                "loss": float(loss.detach()), "grad_norm": gn}
 
     return SimpleNamespace(hook_counts=hook_counts, four_terms=four_terms, underflow=underflow,
                            checkpointing=checkpointing)

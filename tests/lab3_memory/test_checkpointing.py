@@ -1,4 +1,6 @@
-"""Lab 3, activation checkpointing: the √N rule and torch.utils.checkpoint."""
+"""Lab 3, activation checkpointing: the chapter's k + N/k model (§6.5.2 Optimal checkpoint placement
+strategy) and torch.utils.checkpoint measured: what the forward pass saves, the peak during backward
+(every checkpoint plus one segment rebuilt) and the recomputed work."""
 
 import pytest
 
@@ -8,7 +10,7 @@ from autograder.labkit.assertions import assert_equal, assert_keys, assert_scala
 
 pytestmark = pytest.mark.question("checkpointing")
 
-KEYS = ["saved_bytes", "forward_calls", "loss", "grad_norm"]
+KEYS = ["saved_bytes", "segment_bytes", "peak_bytes", "forward_calls", "recompute_fraction", "loss", "grad_norm"]
 NOT_ONE_PER_BLOCK = N_("{what}{case}: not a list with one count per block, in block order")
 
 
@@ -86,6 +88,9 @@ def test_forward_calls_count_the_recompute(student, lab3, rng):
                 raise AssertionError(M.say(NOT_ONE_PER_BLOCK, what="forward_calls", case=M.case_suffix(case)))
             for i, (c, w) in enumerate(zip(calls, want)):
                 lab3.assert_exact_int(c, w, what=_("forward calls of block {block}").format(block=i), case=case)
+            # every block rebuilt once: 1/3 of the step's block work (a backward is two forwards), the chapter's 33%
+            assert_scalar(got["recompute_fraction"], lab3.truth.checkpointing(cfg, B, k)["recompute_fraction"],
+                          what=_("recomputed block work, as a fraction of one step's"), case=case, rtol=1e-12)
 
 
 def test_checkpointing_keeps_loss_and_gradients(student, lab3, rng):
@@ -100,3 +105,27 @@ def test_checkpointing_keeps_loss_and_gradients(student, lab3, rng):
                           rtol=1e-6)
             assert_scalar(got["grad_norm"], plain["grad_norm"], what=_("gradient norm (same as without checkpointing)"),
                           case=case, rtol=1e-5)
+
+
+def test_peak_during_backward(student, lab3, rng):
+    """The peak is every checkpoint plus one segment rebuilt, not what the forward pass saved."""
+    for cfg in _configs(lab3, rng):
+        B = int(rng.integers(1, 5))
+        plain = lab3.truth.checkpointing(cfg, B, 0)
+        segments = _segments(cfg)
+        for k, segment in segments:
+            case = _case(lab3, cfg, B, segment, batch_drawn=True)
+            got = student.measure_checkpointing(config=cfg, batch_size=B, segment_size=k)
+            assert_keys(got, KEYS, what=_("measure_checkpointing result"), case=case)
+            want = lab3.truth.checkpointing(cfg, B, k)
+            lab3.assert_exact_int(got["segment_bytes"], want["segment_bytes"],
+                                  what=_("bytes of one segment rebuilt in backward"), case=case)
+            lab3.assert_exact_int(got["peak_bytes"], want["peak_bytes"], what=_("peak activation bytes in backward"),
+                                  case=case)
+        # independent of the segment bookkeeping: one segment of the whole model rebuilds everything, so its
+        # peak is what the forward pass saves without checkpointing
+        k, segment = segments[-1]
+        case = _case(lab3, cfg, B, segment, batch_drawn=True)
+        got = student.measure_checkpointing(config=cfg, batch_size=B, segment_size=k)
+        lab3.assert_exact_int(got["peak_bytes"], plain["saved_bytes"],
+                              what=_("peak activation bytes in backward (same as without checkpointing)"), case=case)

@@ -40,14 +40,15 @@ def test_ranges_match_finfo_and_rounding(student, lab3):
         assert_equal(ok, True, what=_("{name} min_subnormal (half of it must round to 0 in {name})").format(name=name))
         lab3.assert_exact_int(r["mantissa_bits"], BITS[name][0], what=_("{name} mantissa bits").format(name=name))
         lab3.assert_exact_int(r["exponent_bits"], BITS[name][1], what=_("{name} exponent bits").format(name=name))
-    # the chapter's numbers
+    # known values: the chapter's (§6.3 Mixed-precision training: 65,504, 6.1e-5, toward 6e-8, FP32's range for
+    # BF16) and the formats' own (eps, which the chapter gives only as "3-4 decimal digits")
     fp16, bf16 = got["float16"], got["bfloat16"]
     for what, val, want in (("float16 max", fp16["max"], 65504), ("float16 min_normal", fp16["min_normal"], 6.10e-5),
                             ("float16 min_subnormal", fp16["min_subnormal"], 5.96e-8),
                             ("float16 eps", fp16["eps"], 9.77e-4), ("bfloat16 eps", bf16["eps"], 7.81e-3),
                             ("bfloat16 max", bf16["max"], 3.39e38),
                             (_("bfloat16 min_normal (same range as float32)"), bf16["min_normal"], got["float32"]["min_normal"])):
-        assert_scalar(val, want, what=what, case=_("chapter value"), rtol=2e-3)
+        assert_scalar(val, want, what=what, case=_("a known value of the format"), rtol=2e-3)
 
 
 def _check_underflow(lab3, got, want, case):
@@ -154,7 +155,8 @@ def test_lost_updates_match_torch(student, lab3, rng):
     cases = {
         "w~N(0, 0.02), lr*g ~ 2.5e-4 * N(0, 1e-2)": (rng.normal(0, 0.02, n), 2.5e-4 * rng.normal(0, 1e-2, n)),
         "w~U(0.5, 2), lr*g ~ N(0, 1e-3)": (rng.uniform(0.5, 2, n), rng.normal(0, 1e-3, n)),
-        _("w=1, lr*g=2.5e-6 (chapter)"): (np.ones(64), np.full(64, 2.5e-4 * 1e-2)),
+        # the lab's example, not the chapter's: lr = 2.5e-4 (§6.3.2 Mixed-precision benefits) times a gradient of 1e-2, on weights of 1
+        _("w=1, lr*g=2.5e-6 (the lab's example)"): (np.ones(64), np.full(64, 2.5e-4 * 1e-2)),
         _("half the updates are 0"): (rng.normal(0, 1, (20, 30)), np.where(rng.random((20, 30)) < 0.5, 0.0, 1e-4)),
         _("every update is 0"): (rng.normal(0, 1, n), np.zeros(n)),
         # nonzero as given, 0 once cast to FP16: they count, and are lost

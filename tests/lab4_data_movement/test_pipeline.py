@@ -1,9 +1,10 @@
-"""Hidden tests, question "slowest_stage": rates, overlap and the GPT-2 pipeline."""
+"""Hidden tests, question "slowest_stage": rates, overlap, the GPT-2 pipeline and an image pipeline whose
+bottleneck moves as workers are added (§4.2 Data pipeline)."""
 
 import pytest
 
 from autograder.core.i18n import _
-from autograder.labkit.assertions import assert_fields, assert_scalar
+from autograder.labkit.assertions import assert_equal, assert_fields, assert_keys, assert_scalar
 from autograder.labkit.messages import fixed_case
 
 pytestmark = pytest.mark.question("slowest_stage")
@@ -125,3 +126,70 @@ def test_gpt2_pipeline_matches_reference(student, reference, rng):
             assert_fields(got, reference.gpt2_pipeline(tokens_per_s_per_core=tps, workers=workers),
                           what="gpt2_pipeline", case=_("a tie: tokenizing takes exactly the 80 ms of the forward pass, "
                                                        "{workers} worker(s)").format(workers=workers))
+
+
+IMAGE_KEYS = ("storage_rate", "preprocess_rate", "transfer_rate", "compute_rate", "rate", "bottleneck", "utilization",
+              "images_per_s")
+IMAGE_STAGES = ("storage", "preprocess", "transfer", "compute")  # pipeline order: the first of ties wins
+
+
+def image_stages(*, workers, batch_size=32, t_transform_s=0.030, compute_s=0.010, image_bytes=500_000.0,
+                 disk_GBps=7.0, network_GBps=None, access_factor=0.1, tensor_bytes_per_image=224 * 224 * 3 * 4,
+                 pcie_GBps=15.75):
+    """Ground truth for image_pipeline, written out here from the docstring's definitions (never the reference)."""
+    storage = min(disk_GBps, disk_GBps if network_GBps is None else network_GBps) * 1e9 * access_factor
+    rates = [storage / (batch_size * image_bytes), workers / t_transform_s,
+             pcie_GBps * 1e9 / (batch_size * tensor_bytes_per_image), 1.0 / compute_s]
+    slowest = min(range(4), key=rates.__getitem__)  # min keeps the first of ties
+    return {"storage_rate": rates[0], "preprocess_rate": rates[1], "transfer_rate": rates[2], "compute_rate": rates[3],
+            "rate": rates[slowest], "bottleneck": IMAGE_STAGES[slowest], "utilization": rates[slowest] / rates[3],
+            "images_per_s": rates[slowest] * batch_size}
+
+
+def check_image(got, expected, *, case):
+    """image_pipeline's result against ``expected``: every number, and the bottleneck. Where two stages are
+    equally slow up to rounding (3 workers at 30 ms per batch against 10 ms of compute: 100 batches/s each,
+    or a hair apart depending on the order of operations), either of them is the slowest stage."""
+    assert_keys(got, IMAGE_KEYS, what="image_pipeline", case=case)
+    numbers = {k: v for k, v in expected.items() if k != "bottleneck"}
+    # rtol 1e-12: any order of the docstring's operations agrees to a few ulps; 1e9 mistyped as 1e9 + 1 does not
+    assert_fields({k: got[k] for k in numbers}, numbers, what="image_pipeline", case=case, rtol=1e-12)
+    tied = [s for s in IMAGE_STAGES if expected[f"{s}_rate"] <= expected["rate"] * (1 + 1e-9)]
+    if got["bottleneck"] not in tied:
+        assert_equal(got["bottleneck"], expected["bottleneck"], what="image_pipeline['bottleneck']", case=case)
+
+
+def test_image_pipeline_bottleneck_moves_as_workers_are_added(student):
+    # The chapter's numbers: one thread at 30 ms per batch cannot feed a 10 ms accelerator (§4.2.2
+    # Preprocessing); NVMe at 7 GB/s with random access at 0.1 of it (§4.2.1 Core components); PCIe Gen3
+    # 15.75 GB/s. The lab's own: 500 KB per stored image, FP32 224×224×3 on the wire. Random access:
+    # preprocessing binds at 1 worker (33.3 of 100 batches/s), storage (43.75) from 2 on. Sequential reads:
+    # preprocessing up to 3 workers (a tie with compute at 100 batches/s: either may be named, see
+    # check_image), compute from 4.
+    for access, label in ((0.1, _("random access (0.1)")), (1.0, _("sequential reads (1.0)"))):
+        for workers in range(1, 9):
+            # random access is the signature's default: called without it
+            kw = {"workers": workers} if access == 0.1 else {"workers": workers, "access_factor": access}
+            check_image(student.image_pipeline(**kw),
+                        image_stages(workers=workers, access_factor=access),
+                        case=_("the chapter's image pipeline, {access}, {workers} worker(s)").format(
+                            access=label, workers=workers))
+    # Storage behind a 1.25 GB/s (10 Gb/s) network link, sequential: the network binds below the disk.
+    check_image(student.image_pipeline(workers=8, network_GBps=1.25, access_factor=1.0),
+                image_stages(workers=8, network_GBps=1.25, access_factor=1.0),
+                case=_("the chapter's image pipeline behind a 1.25 GB/s network, sequential reads, 8 workers"))
+
+
+def test_image_pipeline_matches_reference(student, reference, rng):
+    for trial in range(3):
+        kw = {"workers": int(rng.integers(1, 33)), "batch_size": int(rng.choice([16, 32, 64, 256])),
+              "t_transform_s": float(rng.uniform(0.005, 0.2)), "compute_s": float(rng.uniform(0.002, 0.1)),
+              "image_bytes": float(rng.uniform(5e4, 2e6)), "disk_GBps": float(rng.choice([0.5, 2.0, 3.5, 7.0])),
+              "network_GBps": None if trial == 0 else float(rng.choice([1.25, 12.5, 25.0])),
+              "access_factor": float(rng.uniform(0.05, 1.0)),
+              "tensor_bytes_per_image": int(rng.choice([224 * 224 * 3, 224 * 224 * 3 * 4, 512 * 512 * 3 * 2])),
+              "pcie_GBps": float(rng.choice([15.75, 31.5]))}
+        case = _("a random pipeline: workers, batch, stage times, image size, disk, network, access factor, link")
+        got = student.image_pipeline(**kw)
+        check_image(got, image_stages(**kw), case=case)
+        check_image(got, reference.image_pipeline(**kw), case=case)

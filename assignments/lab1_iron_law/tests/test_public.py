@@ -37,6 +37,23 @@ def test_gpt2_xl_training_step(student, snapshot):
                    case=_("GPT-2 XL step (48 layers), GPT-2 small layer"), rtol=1e-12)
 
 
+@pytest.mark.question("roofline")
+def test_roofline_chapter_cases(student, snapshot):
+    a100 = dict(peak_tflop_per_s=312.0, bandwidth_gb_per_s=2039.0)
+    got = {
+        "matmul_64x32x16_fp16": student.matmul_intensity(m=64, k=32, n=16, bytes_per_element=2),
+        "gpt2_small_scores_fp16": student.attention_scores_intensity(S=1024, d_head=64, bytes_per_element=2),
+        "gelu_fp32": student.elementwise_intensity(n_elements=1000, flops_per_element=9, n_inputs=1,
+                                                   bytes_per_element=4),
+        "a100_ridge": student.ridge_point(**a100),
+    }
+    roof = student.roofline(intensity=32.0, **a100)  # the regime is a string: the snapshot keeps whether it is memory-bound
+    got["scores_on_a100"] = {"ridge": roof["ridge"], "attainable_flop_per_s": roof["attainable_flop_per_s"],
+                             "memory_bound": roof["regime"] == "memory-bound"}
+    snapshot.check("roofline_chapter_cases", got, what=_("arithmetic intensity and the roofline"),
+                   case=_("GPT-2 small's scores and an A100"), rtol=1e-12)
+
+
 @pytest.mark.question("throughput")
 def test_throughput_flops_column(student, snapshot):
     got = student.measure_matmul_throughput(batch_sizes=[1, 4, 16], d_in=64, d_out=32, repeats=3, peak_flop_per_s=1e11)
@@ -63,6 +80,19 @@ def test_chapter_mfu_and_iron_law(student, snapshot):
         "iron_law_time_s": student.iron_law_time_s(flops=8.4e23, peak_flop_per_s=1024 * 989e12, efficiency=0.5),
     }
     snapshot.check("chapter_mfu_and_iron_law", got, what=_("iron law"), case=_("chapter examples"), rtol=1e-9)
+
+
+@pytest.mark.question("mixed_precision")
+def test_mixed_precision_v100(student, snapshot):
+    fraction = student.implied_tensor_core_fraction(speedup=220 / 90, peak_ratio=125 / 15.7)
+    got = {
+        "a100_whole_step": student.mixed_precision_speedup(tensor_core_fraction=1.0, peak_ratio=312 / 19.5),
+        "v100_fraction": fraction,
+        "run": student.mixed_precision_run(flops=1e21, n_gpus=32, fp32_peak_flop_per_s=15.7e12, fp32_efficiency=0.5,
+                                           peak_ratio=125 / 15.7, tensor_core_fraction=0.5, usd_per_gpu_hour=3.0),
+    }
+    snapshot.check("mixed_precision_v100", got, what=_("mixed precision and the iron law"),
+                   case=_("the chapter's V100 and A100"), rtol=1e-9)
 
 
 @pytest.mark.question("rent_and_energy")

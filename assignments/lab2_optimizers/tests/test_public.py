@@ -16,9 +16,10 @@ PARAMS0 = INPUTS.normal(size=(3, 2))
 GRADS = [INPUTS.normal(size=(3, 2)) for _step in range(5)]
 
 
-def run_rule(student, fn_name: str, hp: dict) -> np.ndarray:
+def run_rule(student, fn_name: str, hp: dict, zero_grads: bool = False) -> np.ndarray:
     params, state = PARAMS0, {}
     for g in GRADS:
+        g = np.zeros_like(g) if zero_grads else g
         params, state = getattr(student, fn_name)(params=params, grads=g, state=state, **hp)
     return params
 
@@ -62,6 +63,26 @@ def test_schedule_at_a_few_steps(student, snapshot):
     steps = np.array([0, 100, 499, 500, 1000, 10_000, 49_999])
     snapshot.check("schedule", {"lr": student.lr_schedule(steps=steps)}, what=_("learning rate"),
                    case=_("GPT-2 XL defaults, steps 0, 100, 499, 500, 1000, 10,000, 49,999"), rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.question("adamw")
+def test_adamw_five_steps(student, snapshot):
+    got = {"adamw": run_rule(student, "adamw_step", {"lr": 0.01, "weight_decay": 0.1}),
+           "decay_only": run_rule(student, "adamw_step", {"lr": 0.01, "weight_decay": 0.1}, zero_grads=True)}
+    snapshot.check("adamw", got, what=_("AdamW parameters after 5 steps"), case=_("fixed 3x2 problem"),
+                   rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.question("lr_scaling")
+def test_linear_scaling_and_warmup(student, snapshot):
+    rates = {f"batch {b}": student.linear_scaling_rule(base_lr=0.1, base_batch=512, new_batch=b) for b in (256, 1024, 4096)}
+    schedule = student.scaled_lr_schedule(steps=np.array([0, 100, 250, 499, 500, 1000, 5000]), base_lr=0.1,
+                                          base_batch=512, new_batch=4096, warmup_steps=500, total_steps=5000)
+    snapshot.check("lr_scaling", {**rates, "schedule": schedule}, what=_("linear scaling"),
+                   case=_("base 0.1 at batch 512; batch 4,096 warmed up over 500 steps"), rtol=1e-9, atol=1e-15)
+    if student.linear_scaling_rule(base_lr=0.1, base_batch=512, new_batch=16_384) is not None:
+        raise AssertionError(_("linear_scaling_rule: batch 16,384 is beyond the default critical batch (8,192), "
+                               "where the rule does not hold: return None"))
 
 
 def forward_examples(out: dict) -> list[int]:

@@ -1,6 +1,6 @@
 """Otter test for question 'checkpointing' of lab3_memory: runs its public tests
 (assignments/lab3_memory/tests) on the files in the notebook's folder; worth
-5 point(s), all of them when every public test of the question passes.
+6 point(s), all of them when every public test of the question passes.
 
 Written by `autograder otter-tests lab3`; do not edit.
 """
@@ -11,7 +11,7 @@ OK_FORMAT = False
 name = 'checkpointing'
 
 
-@test_case(name='public tests', points=5)
+@test_case(name='public tests', points=6)
 def public_tests():
     from autograder.grading.notebook import check
 

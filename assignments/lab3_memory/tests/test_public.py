@@ -34,6 +34,16 @@ def test_sixteen_bytes_per_parameter(student, snapshot):
     snapshot.check("sixteen_bytes", got, what=_("mixed-precision Adam"), case="7B, 20B, 175B", rtol=0.0)
 
 
+@pytest.mark.question("recipes")
+def test_chapter_7b_recipe(student, snapshot):
+    # the chapter's 7B example: FP16 weights and gradients, FP32 Adam m and v, no master copy
+    recipe = {"weights": "float16", "gradients": "float16", "master": None,
+              "optimizer_states": 2, "optimizer_dtype": "float32"}
+    got = student.recipe_bytes(recipe=recipe, n_params=7_000_000_000)
+    snapshot.check("chapter_7b_recipe", got, what="recipe_bytes",
+                   case=_("7B, FP16 weights and gradients, FP32 Adam moments, no master copy"), rtol=0.0)
+
+
 @pytest.mark.question("activation_formula")
 def test_gpt2_xl_activations(student, snapshot):
     xl = dict(s=1024, b=8, h=1600, a=25)

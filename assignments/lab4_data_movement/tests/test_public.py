@@ -24,6 +24,14 @@ def test_gpt2_pipeline(student, snapshot):
     snapshot.check("gpt2_pipeline", got, what="gpt2_pipeline", case=_("chapter defaults, 1 and 8 workers"), rtol=1e-9)
 
 
+@pytest.mark.question("slowest_stage")
+def test_image_pipeline(student, snapshot):
+    got = {f"access_{access}_workers_{w}": numbers(student.image_pipeline(workers=w, access_factor=access))
+           for access in (0.1, 1.0) for w in (1, 2, 4, 8)}
+    snapshot.check("image_pipeline", got, what="image_pipeline",
+                   case=_("chapter defaults, random and sequential reads, 1 to 8 workers"), rtol=1e-9)
+
+
 @pytest.mark.question("prefetch")
 def test_loader_computes_every_item_in_order(student, snapshot):
     got = {}
@@ -46,6 +54,14 @@ def test_tiled_attention_small(student, snapshot):
                    rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.question("attention_traffic")
+def test_attention_hbm_bytes_4096(student, snapshot):
+    got = {f"heads_{h}": student.attention_hbm_bytes(S=4096, d=64, block_size=128, n_heads=h, bytes_per_element=4)
+           for h in (1, 16)}
+    snapshot.check("attention_hbm_bytes", got, what="attention_hbm_bytes",
+                   case=_("S=4096, d=64, block 128, 1 and 16 heads, FP32"), rtol=1e-12)
+
+
 @pytest.mark.question("ring_allreduce")
 def test_ring_allreduce_small(student, snapshot, lab):
     sim = trusted_support(lab, "lab4_sim.py")  # the shipped simulation, never a submitted copy
@@ -66,3 +82,14 @@ def test_network_wall_7b(student, snapshot):
     got = {link: numbers(student.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=bw, compute_s=1.0))
            for link, bw in (("ethernet_100Gb", 12.5), ("nvlink", 900.0))}
     snapshot.check("network_wall", got, what="network_wall", case=_("7e9 params, FP16, 8 GPUs, 1 s compute"), rtol=1e-9)
+
+
+@pytest.mark.question("communication_tax")
+def test_communication_tax_7b(student, snapshot):
+    model = {"n_params": 7e9, "bytes_per_param": 2, "link_Gbps": 100.0, "compute_s_one_gpu": 8.0}
+    got = {f"gpus_{n}_overlap_{o}": student.communication_tax(n_gpus=n, overlap=o, **model)
+           for n in (1, 2, 8, 64) for o in (False, True)}
+    got["curves"] = {f"r_{r}_gpus_{n}": student.scaling_speedup(n_gpus=n, r=r) for r in (0.05, 0.15, 0.4)
+                     for n in (8, 256)}
+    snapshot.check("communication_tax", got, what="communication_tax",
+                   case=_("7e9 params, FP16, 100 Gb/s, 8 s on one GPU; the chapter's three curves"), rtol=1e-9)

@@ -1,7 +1,8 @@
 
 
 # -- negative variant "no_master": the 12-byte rule ---------------------------------
-# Mixed-precision Adam without the FP32 master copy: 2 + 2 + 4 + 4 = 12.
+# Mixed-precision Adam without the FP32 master copy: 2 + 2 + 4 + 4 = 12 (the recipe of the
+# chapter's 7B example), where the "mixed_adam" scheme's docstring keeps the master (16).
 # Without masters, FP16 weights swallow small updates (see lost_updates).
 def bytes_per_parameter(*, scheme: str) -> dict:
     fp16, fp32 = 2, 4

@@ -232,3 +232,30 @@ def test_a_failed_install_says_what_pip_said_and_the_commands(lang, tmp_path, mo
     assert {"en": "run this cell again", "vi": "chạy lại ô này"}[lang] in text
     pins = Path(ran[0][ran[0].index("-c") + 1])
     assert str(pins) in text and "ironlaw-not-installed-here==1.0" in pins.read_text(), "the printed commands work"
+
+
+def test_a_bundle_zip_with_a_top_level_folder_unpacks_and_the_cell_finds_the_lab(tmp_path):
+    """A course zipped the bundle with its folder in it (iron-law-labs-2026/...): the first cell
+    downloads and unpacks it, finds the engine and the lab one level down, and works there."""
+    from autograder.core.files import write_zip
+
+    lab = labs.get("lab2")
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    release.build(REPO, bundle)
+    zipped = write_zip(tmp_path / "served" / "iron-law-labs.zip",
+                       {p.relative_to(bundle).as_posix(): p.read_bytes() for p in bundle.rglob("*") if p.is_file()},
+                       folder="iron-law-labs-2026")
+    built = notebooks.build(notebooks.source_path(lab.assignment_dir, lab.name), "en")
+    cell = next(c for c in notebooks.code_cells(built) if "notebook.checker()" in c)
+    work = tmp_path / "content"
+    work.mkdir()
+    site = next(p for p in sys.path if p.endswith("site-packages"))  # -S: the editable install is invisible
+    env = {k: v for k, v in os.environ.items() if k not in (labs.ROOT_ENV, i18n.ENV)}
+    proc = subprocess.run([sys.executable, "-S", "-c", cell + "\nprint('CWD', os.getcwd())"], cwd=work,
+                          env={**env, "PYTHONPATH": site, "IRONLAW_BUNDLE_URL": zipped.as_uri()},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    inside = work / notebook.BUNDLE_DIR / "iron-law-labs-2026"
+    assert f"CWD {inside / 'assignments' / lab.name}" in proc.stdout, proc.stdout
+    assert "temporary storage" not in proc.stdout  # not Colab

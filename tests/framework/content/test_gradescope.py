@@ -54,7 +54,7 @@ def test_zip_contents(autograder_zip, tmp_path):
     assert not [n for n in names if "/variants/" in n or "__pycache__" in n or n.endswith(".pyc")]
     assert {n.split("/")[1] for n in names if n.startswith(("assignments/", "solutions/", "tests/"))
             and n.count("/") >= 2} == {LAB.name}, "one lab only"
-    assert "assignments/course.toml" in names  # the course's settings, beside the one lab folder
+    assert {"assignments/course.toml", "assignments/chapter.toml"} <= names  # the course's settings, beside the one lab folder
     again = tmp_path / "again.zip"
     assert main(["gradescope", "lab2", "--out", str(again)]) == 0
     assert again.read_bytes() == autograder_zip.read_bytes(), "the zip must be reproducible"

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder.core import i18n, labs
+from autograder.core import chapter, i18n, labs
 from autograder.build import notebooks
 
 BUDGET_S = 60.0
@@ -46,9 +46,11 @@ def check_cells(nb) -> dict[str, str]:
 
 
 def student_copy(lab, tmp_path, code_dir) -> "Path":
-    """The lab's folder as a student has it (lab.toml, otter tests, public tests), with ``code_dir``'s modules."""
+    """The lab's folder as a student has it (lab.toml, otter tests, public tests, and beside it the
+    chapter's outline, as the bundle has them), with ``code_dir``'s modules."""
     work = tmp_path / "assignments" / lab.name
     shutil.copytree(lab.assignment_dir, work, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    shutil.copy(lab.root / "assignments" / chapter.FILE, work.parent / chapter.FILE)
     for f in lab.manifest.student_files:
         shutil.copy(code_dir / f, work / f)
     return work

@@ -97,6 +97,7 @@ def test_setup_cell_finds_an_uninstalled_bundle_beside_the_notebook(tmp_path):
     lab = labs.get("lab2")
     bundle = tmp_path / notebook.BUNDLE_DIR
     shutil.copytree(lab.assignment_dir, bundle / "assignments" / lab.name)
+    shutil.copy(lab.root / "assignments" / "chapter.toml", bundle / "assignments")  # as the bundle has it
     (bundle / "autograder").symlink_to(Path(notebook.__file__).parents[1])
     nb = nbformat.read(lab.assignment_dir / f"{lab.name}.ipynb", as_version=4)
     setup = next(c.source for c in nb.cells if c.cell_type == "code" and "locate_bundle" in c.source)
@@ -142,6 +143,7 @@ def test_the_zip_carries_the_engine_its_tests_import_and_their_requirements(otte
         assert {f"tests/{q}.py" for q in otter.otter_points(lab)} <= names
         assert "[[variants" not in read(f"{otter.ZIP_LAB_ROOT}/assignments/{lab.name}/lab.toml")
         assert f"{otter.ZIP_LAB_ROOT}/assignments/{lab.name}/locale/vi.po" in names  # a notebook in Vietnamese
+        assert f"{otter.ZIP_LAB_ROOT}/assignments/chapter.toml" in names  # the outline the manifest is checked against
         reqs = read(otter.REQUIREMENTS).splitlines()
         pip = _pip_lines(read("environment.yml"))
         config = json.loads(read("otter_config.json"))
@@ -167,7 +169,8 @@ def test_torch_index_goes_into_the_requirements(tmp_path, monkeypatch, capsys):
     url = "https://torch-cpu.example.invalid/whl"
     monkeypatch.setenv("TORCH_INDEX_URL", url)  # as for the Gradescope zip's setup.sh
     assert main(["otter", OTTER_LAB, "--out", str(tmp_path / "a.zip")]) == 0
-    assert "30 otter point(s)" in capsys.readouterr().out
+    points = sum(otter.otter_points(labs.get(OTTER_LAB)).values())  # every question's lab.toml points
+    assert f"{points:g} otter point(s)" in capsys.readouterr().out
     with zipfile.ZipFile(tmp_path / "a.zip") as z:
         assert z.read(otter.REQUIREMENTS).decode().splitlines()[0] == f"--extra-index-url {url}"
         assert f"--extra-index-url {url}" in _pip_lines(z.read("environment.yml").decode())

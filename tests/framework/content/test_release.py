@@ -59,7 +59,7 @@ def test_student_half_of_the_engine(bundle):
     engine = [n for n in files if n.startswith("autograder/")]
     assert not [n for n in engine if n.split("/")[1] in ("batch", "build")], "the instructors' folders never ship"
     assert {n for n in engine if n.startswith("autograder/commands/")} == STUDENT_COMMANDS
-    assert "assignments/course.toml" in files
+    assert "assignments/course.toml" in files and "assignments/chapter.toml" in files
     readme = files["README.md"].decode()
     for phrase in ("python3 -m venv .venv", 'pip install -c requirements.lock -e ".[dev]"', "autograder check lab2",
                    "autograder submit lab2", "hidden tests run at grading"):
@@ -135,7 +135,7 @@ def test_check_and_submit_work_in_the_bundle(bundle, tmp_path):
     where = _in_bundle(bundle, "-c", "import autograder; print(autograder.__file__)")
     assert Path(where.stdout.strip()).parent == bundle / "autograder", "the bundle's engine, not the repository's"
     grade = _in_bundle(bundle, "-m", "autograder", "grade", "lab2", ".", "--out", "g")
-    assert grade.returncode == 2 and "No such command 'grade'" in grade.stderr, grade.stderr
+    assert grade.returncode == 2 and "`autograder grade` is not in this student bundle" in grade.stderr, grade.stderr
     listed = _in_bundle(bundle, "-m", "autograder", "--help").stdout.split("Commands:", 1)[1]
     assert [line.split()[0] for line in listed.strip().splitlines()] == ["check", "submit"], listed
     check = _in_bundle(bundle, "-m", "autograder", "check", "lab2")

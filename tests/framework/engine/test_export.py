@@ -179,3 +179,11 @@ def test_written_file_starts_with_the_utf8_bom(tmp_path):
     assert "Nguyễn Thị An".encode("utf-8") in data and b"\r\n" in data
     with path.open(encoding="utf-8-sig", newline="") as f:
         assert next(csv.reader(f))[0] == "Student"
+
+
+def test_a_pending_grade_is_a_blank_cell_never_a_zero():
+    """``--no-file pending`` and a grader failure: left blank (Canvas changes no blank grade that
+    is blank; Moodle's worksheet import skips a blank one), for the instructor to decide."""
+    assert cells(export.canvas_csv([alice(score=None)], "Lab 2").text)[2][-1] == ""
+    assert cells(export.moodle_csv([alice(score=None)], "Lab 2").text)[1][-1] == ""
+    assert export.number(None) == "" and export.number(0.0) == "0"

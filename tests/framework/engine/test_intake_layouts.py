@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.batch import platforms
 from autograder.build import stubs
 from autograder.calls import errors, loader
 from autograder.cli import main
@@ -57,15 +58,19 @@ def test_a_moodle_folder_holding_a_zip_is_opened_one_level_deep(toy_root, tmp_pa
     folder = tmp_path / "subs" / "Trần Thị B_12345_assignsubmission_file_"
     _zip(folder / "bai2.zip", {"bai2/toy.py": _ref(toy_root)})
     _zip(folder / "nested.zip", {"inner.zip": "not opened: a zip in a zip"})
-    [entry] = staging.discover(tmp_path / "subs")
+    intake = platforms.read(tmp_path / "subs")
+    [entry] = intake.entries
+    assert intake.platform.name == "moodle" and entry.id == "Trần Thị B_12345"  # name and participant id
     st = staging.stage(entry, TOY_FILES, tmp_path / "staged")
     assert st.problems == [] and (tmp_path / "staged" / "toy.py").read_text() == _ref(toy_root)
     assert _grade(tmp_path / "subs", tmp_path / "out") == 0
-    row = _rows(tmp_path / "out")["Trần Thị B_12345_assignsubmission_file_"]
+    row = _rows(tmp_path / "out")["Trần Thị B_12345"]
     assert row["score"] == "5" and row["name"] == "Trần Thị B"  # the name, from Moodle's folder name
-    _zip(tmp_path / "deep" / "s" / "outer.zip", {"inner.zip": b"PK"})  # only a zip inside: not opened
+    _zip(tmp_path / "deep" / "s" / "outer.zip", {"inner.zip": b"PK"})  # only a zip inside: not opened, and said
     st = staging.stage(staging.discover(tmp_path / "deep")[0], TOY_FILES, tmp_path / "staged2")
-    assert st.problems == ["file toy.py is missing from the submission"]
+    assert st.problems == ["outer.zip/inner.zip is an archive inside a zip, which the grader does not open: "
+                           "put all the files in one zip",
+                           "file toy.py was not found in the part of the submission that could be read"]
 
 
 def test_canvas_flat_files_are_grouped_per_student_and_the_latest_resubmission_wins(toy_root, tmp_path):
@@ -75,9 +80,11 @@ def test_canvas_flat_files_are_grouped_per_student_and_the_latest_resubmission_w
     (subs / "smithjohn_12345_679_toy-1.py").write_text(_ref(toy_root))  # resubmitted: Canvas adds -1
     (subs / "smithjohn_12345_679_notes.txt").write_text("not a declared file")
     (subs / "doejane_LATE_222_333_toy.py").write_text(_ref(toy_root))
-    entries = {e.id: e for e in staging.discover(subs)}
-    assert set(entries) == {"smithjohn_12345", "doejane_222"}
-    assert len(entries["smithjohn_12345"].files) == 3 and entries["doejane_222"].late
+    intake = platforms.read(subs)
+    entries = {e.id: e for e in intake.entries}
+    assert intake.platform.name == "canvas" and set(entries) == {"smithjohn_12345", "doejane_222"}
+    assert len(entries["smithjohn_12345"].sources) == 3
+    assert "doejane_222: the platform marked this submission LATE" in intake.warnings
     st = staging.stage(entries["smithjohn_12345"], TOY_FILES, tmp_path / "s1")
     assert (tmp_path / "s1" / "toy.py").read_text() == _ref(toy_root)
     assert st.notes == ["toy.py: graded smithjohn_12345_679_toy-1.py; ignored smithjohn_12345_678_toy.py"]
@@ -211,3 +218,81 @@ def test_clear_one_line_errors(toy_root, tmp_path, capsys, args, says):
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("autograder grade: ") and says in err
+
+
+# -- archives that cannot be read, and one that can ------------------------------------------------------
+RAR = b"Rar!\x1a\x07\x01\x00" + b"\x00" * 64
+SEVEN_Z = b"7z\xbc\xaf\x27\x1c\x00\x04" + b"\x00" * 64
+
+
+def test_an_archive_that_cannot_be_read_is_named_as_such_never_a_missing_file(toy_root, tmp_path):
+    import gzip
+
+    from autograder.batch.feedback import inline
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.rar").write_bytes(RAR)
+    (subs / "bob.7z").write_bytes(SEVEN_Z)
+    (subs / "carol.tar.gz").write_bytes(gzip.compress(b"toy.py"))
+    _zip(subs / "dave.zip", {"lab/inner.zip": "a zip in the zip"})
+    (subs / "erin.zip").write_bytes(b"PK\x03\x04 cut short")
+    (subs / "frank" / "upload").mkdir(parents=True)  # a folder holding a RAR beside nothing else
+    (subs / "frank" / "upload" / "lab.rar").write_bytes(RAR)
+    _zip(subs / "gina.zip", {"lab\\toy.py": _ref(toy_root)})  # Windows backslashes: read as folders
+    assert _grade(subs, tmp_path / "out") == 0
+    rows = _rows(tmp_path / "out")
+    says = {"alice": "alice.rar is a RAR archive, which the grader does not open: hand in a .zip file",
+            "bob": "bob.7z is a 7z archive, which the grader does not open",
+            "carol": "carol.tar.gz is a gzip (.gz, .tgz) archive, which the grader does not open",
+            "dave": "dave.zip/lab/inner.zip is an archive inside a zip, which the grader does not open",
+            "erin": "could not read erin.zip: the zip file is damaged or incomplete",
+            "frank": "upload/lab.rar is a RAR archive"}
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    for sub, text in says.items():
+        problems = rows[sub]["problems"]
+        assert problems.startswith(text) and "missing" not in problems, (sub, problems)
+        assert "toy.py was not found in the part of the submission that could be read" in problems
+        assert inline(text) in (tmp_path / "out" / "feedback" / f"{sub}.md").read_text()
+        assert inline(text) in summary.split(f"| {inline(sub)} |")[1].splitlines()[0]
+    assert rows["gina"]["score"] == "5" and rows["gina"]["problems"] == ""
+    assert rows["gina"]["notes"] == ("gina.zip writes its folders with backslashes (\\), as some Windows tools do: "
+                                     "they were read as folders")
+
+
+def test_an_unreadable_upload_beside_a_graded_one_is_still_said(toy_root, tmp_path):
+    entry = tmp_path / "hana"
+    entry.mkdir()
+    (entry / "toy.py").write_text(_ref(toy_root))
+    (entry / "final.rar").write_bytes(RAR)
+    st = staging.stage(entry, TOY_FILES, tmp_path / "staged")
+    assert st.problems == [] and st.found == ["toy.py"]
+    assert st.notes == ["final.rar is a RAR archive, which the grader does not open: hand in a .zip file"]
+
+
+# -- --only: a name, an email, the start of one ----------------------------------------------------------
+def test_only_takes_a_name_email_or_a_unique_start_of_one(toy_root, tmp_path, capsys):
+    subs = tmp_path / "export"
+    for n in (1, 2, 3):
+        (subs / f"submission_{n}").mkdir(parents=True)
+        (subs / f"submission_{n}" / "toy.py").write_text(_stub(toy_root))
+    (subs / "submission_metadata.yml").write_text(
+        "submission_1:\n  :submitters:\n  - :name: Nguyễn Văn An\n    :email: an@uni.edu\n    :sid: '06758767'\n"
+        "submission_2:\n  :submitters:\n  - :name: Nguyễn Thị Bình\n    :email: binh@uni.edu\n"
+        "submission_3:\n  :submitters:\n  - :name: Lê Chi\n    :email: chi@uni.edu\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert _grade(subs, out) == 0
+    for n in (1, 2, 3):
+        (subs / f"submission_{n}" / "toy.py").write_text(_ref(toy_root))
+    capsys.readouterr()
+    assert _grade(subs, out, "--only", "le chi") == 0  # accents, case and spaces ignored
+    assert {k: v["score"] for k, v in _rows(out).items()} == {"submission_1": "0", "submission_2": "0",
+                                                               "submission_3": "5"}
+    assert _grade(subs, out, "--only", "binh@,0675") == 0  # the start of an email, of a sid
+    assert {k: v["score"] for k, v in _rows(out).items()} == {"submission_1": "5", "submission_2": "5",
+                                                               "submission_3": "5"}
+    capsys.readouterr()
+    assert _grade(subs, out, "--only", "nguyen") == 2  # two students: name them, grade nobody
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--only 'nguyen' names 2 submissions" in err
+    assert "submission_1 (Nguyễn Văn An)" in err and "submission_2 (Nguyễn Thị Bình)" in err

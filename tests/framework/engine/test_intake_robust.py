@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import gradebook, roster
+from autograder.batch import gradebook, platforms, roster
+from autograder.batch.platforms import gradescope
 from autograder.core import i18n, results
 from autograder.grading import staging
 from autograder.commands import grade
@@ -244,12 +245,12 @@ def test_a_damaged_roster_does_not_stop_the_batch(toy_root, tmp_path):
     subs = tmp_path / "subs"
     (subs / "submission_1").mkdir(parents=True)
     (subs / "submission_1" / "toy.py").write_bytes(CONTROL.read_bytes())
-    (subs / roster.METADATA).write_text("submission_1: [unclosed\n")
+    (subs / gradescope.METADATA).write_text("submission_1: [unclosed\n")
     out = tmp_path / "out"
     assert grade.main(lab="labx", submissions_dir=str(subs), out=str(out), jobs=1, sandbox=False, quiet=True) == 0
     assert next(csv.DictReader(open(out / "gradebook.csv", encoding="utf-8-sig")))["score"] == "5"
-    (subs / roster.METADATA).write_text("submission_1:\n  :submitters: [7, {':name': null}]\nother: 3\n")
-    assert roster.read(subs)["submission_1"].names == ("",)
+    (subs / gradescope.METADATA).write_text("submission_1:\n  :submitters: [7, {':name': null}]\nother: 3\n")
+    assert platforms.read(subs).people["submission_1"].names == ("",)
 
 
 # -- staging one entry ------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Due dates and the late policy (``autograder.batch.late``): the arithmetic, time zones, the readers."""
+"""Due dates and the late policy (``autograder.batch.late``): the arithmetic, time zones, the readers
+(Gradescope's times: ``autograder.batch.platforms.gradescope``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.batch import late
+from autograder.batch import late, platforms
+from autograder.batch.platforms import gradescope
 from autograder.batch.late import LatePolicy, lateness
 
 UTC = timezone.utc
@@ -245,12 +247,15 @@ submission_3:
 submission_4:
   :created_at: sometime
 """)
-    times, problems = late.read_gradescope_times(tmp_path)
+    times, problems = gradescope.read_times(tmp_path)
     assert times == {"submission_216975964": datetime(2023, 12, 2, 2, 52, 7, 938335, tzinfo=UTC),
                      "submission_216996427": datetime(2023, 12, 1, 20, 4, 59, 89605, tzinfo=PST)}
     assert len(problems) == 2
     assert problems[0].startswith("submission_3:") and problems[1].startswith("submission_4:")
-    assert late.read_gradescope_times(tmp_path / "nothing") == ({}, [])
+    assert gradescope.read_times(tmp_path / "nothing") == ({}, [])
+    intake = platforms.read(tmp_path)  # what `grade` reads: the platform found by its own file
+    assert intake.platform.name == "gradescope" and intake.times == times and intake.problems == problems
+    assert intake.people["submission_216975964"].sids == ("06758767",)
 
 
 # ---------------------------------------------------------------- the CSV readers

@@ -82,7 +82,7 @@ def test_unknown_keys_are_errors(where, key, table):
     ("top", "limits", 3, "a table"),
     ("top", "questions", {"id": "q"}, "an array of tables"),
     ("question", "points", "7", "a number"),
-    ("question", "section", 3, "a string"),
+    ("question", "section", 3, "a string or a list of strings"),
     ("variant", "loses", "q", "a list of strings"),
 ])
 def test_wrong_types_are_errors_not_type_errors(where, key, value, kind):

@@ -313,7 +313,7 @@ def test_threshold_option(lab, batch, tmp_path, capsys):
     """A lower threshold lists the little the independent solution shares with the copies (the
     stubs still share nothing); one outside 0..1 is a usage error."""
     assert main(["similarity", "labx", str(batch), "--out", str(tmp_path / "o"), "--threshold", "0.1"]) == 0
-    assert "10 pairs of 5 submissions compared, 3 flagged (similarity >= 0.1)" in capsys.readouterr().out
+    assert "10 pairs of 5 submissions compared, 3 flagged in 1 case(s) (similarity >= 0.1)" in capsys.readouterr().out
     rows = list(csv.DictReader(io.StringIO((tmp_path / "o" / "similarity.csv").read_text(encoding="utf-8-sig"))))
     assert [frozenset((r["submission_a"], r["submission_b"])) for r in rows][1:] == [
         frozenset(("alice", "carol")), frozenset(("bob", "carol"))]
@@ -355,3 +355,24 @@ def test_errors_exit_2(lab, batch, tmp_path, capsys, case):
     assert {"unknown lab": "no lab 'nolab'", "missing folder": "no folder",
             "one submission": "1 submission", "no submission": "0 submission"}[case] in err
     assert not (tmp_path / "out").exists()
+
+
+def test_copies_are_grouped_into_cases_with_their_shared_passages(lab, batch, texts, tmp_path):
+    """Five copies of one file (every pair flagged) are one case of five, not ten findings; a second
+    pair of copies is a second case; each member's file shows what it shares inside its case."""
+    put(batch, "dan", texts["reference"] + "\n\ndef extra(x):\n    return [v * 2 for v in x]\n")
+    put(batch, "eve", texts["disguised"], as_zip=True)
+    put(batch, "fay", texts["disguised"].replace("    ", "        "))  # reindented
+    put(batch, "gus", texts["independent"])  # copies carol's: the second case
+    report = similarity.compare(lab, staging.discover(batch))
+    assert [c.members for c in report.clusters] == [["alice", "bob", "dan", "eve", "fay"], ["carol", "gus"]]
+    ring, pair = report.clusters
+    assert ring.pairs == 10 and pair.pairs == 1 and report.pairs_flagged == 11
+    assert {who for who, _f in ring.passages} == set(ring.members)
+    assert all("<mark>" in html for html in ring.passages.values())
+    rows = list(csv.DictReader(io.StringIO(similarity.csv_text(report)[1:])))
+    assert [r["case"] for r in rows] == ["1"] * 10 + ["2"]
+    page = similarity.html_text(report)
+    assert "<b>Case 1</b>: 5 submissions (alice, bob, dan, eve, fay), 10 flagged pair(s)" in page
+    assert "<b>Case 2</b>: 2 submissions (carol, gus), 1 flagged pair(s)" in page
+    assert main(["similarity", "labx", str(batch), "--out", str(tmp_path / "o")]) == 0

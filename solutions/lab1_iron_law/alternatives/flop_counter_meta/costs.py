@@ -57,3 +57,27 @@ def training_energy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per
     hours = _gpu_seconds(n_params, n_tokens, peak_flop_per_s, mfu) / n_gpus / HOUR
     power_kw = n_gpus * gpu_watts / 1000.0 + n_hosts * host_watts / 1000.0
     return {"hours": hours, "power_kw": power_kw, "energy_kwh": hours * power_kw * pue}
+
+
+def mixed_precision_speedup(tensor_core_fraction: float, peak_ratio: float) -> float:
+    """Amdahl: an FP32 step of 1 s becomes (1 - f) s of unchanged work plus f / r s on Tensor Cores."""
+    mixed_step_s = (1.0 - tensor_core_fraction) + tensor_core_fraction / peak_ratio
+    return 1.0 / mixed_step_s
+
+
+def implied_tensor_core_fraction(speedup: float, peak_ratio: float) -> float:
+    """Solve 1 / speedup = 1 - f + f / r for f."""
+    saved_per_step = 1.0 - 1.0 / speedup  # of a 1 s FP32 step
+    saved_per_tensor_core_second = 1.0 - 1.0 / peak_ratio
+    return saved_per_step / saved_per_tensor_core_second
+
+
+def mixed_precision_run(flops: float, n_gpus: int, fp32_peak_flop_per_s: float, fp32_efficiency: float,
+                        peak_ratio: float, tensor_core_fraction: float, usd_per_gpu_hour: float) -> dict:
+    """FP32 and mixed precision in GPU-seconds, then shared out over the GPUs."""
+    fp32_gpu_s = flops / (fp32_peak_flop_per_s * fp32_efficiency)
+    speedup = mixed_precision_speedup(tensor_core_fraction, peak_ratio)
+    mixed_gpu_s = fp32_gpu_s / speedup
+    return {"fp32_days": fp32_gpu_s / n_gpus / DAY, "mixed_days": mixed_gpu_s / n_gpus / DAY, "speedup": speedup,
+            "mixed_efficiency": flops / (mixed_gpu_s * peak_ratio * fp32_peak_flop_per_s),
+            "fp32_cost": fp32_gpu_s / HOUR * usd_per_gpu_hour, "mixed_cost": mixed_gpu_s / HOUR * usd_per_gpu_hour}

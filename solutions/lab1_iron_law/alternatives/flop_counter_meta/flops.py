@@ -140,3 +140,59 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
     peak = float(peak_flop_per_s) if measured is None else max([measured] + rates)
     return {"batch_sizes": list(batch_sizes), "flops": flops, "seconds": seconds, "flop_per_s": rates,
             "peak_flop_per_s": peak, "utilization": [r / peak for r in rates]}
+
+
+# -- arithmetic intensity: torch counts the FLOPs, the meta tensors say their bytes --------------
+_DTYPE_OF_SIZE = {1: torch.uint8, 2: torch.float16, 4: torch.float32, 8: torch.float64}
+
+
+def _operand(size: int, *shape) -> torch.Tensor:
+    return torch.empty(*shape, device="meta", dtype=_DTYPE_OF_SIZE[size])
+
+
+def _nbytes(*tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _counted_with_result(fn) -> tuple[int, torch.Tensor]:
+    with FlopCounterMode(display=False) as counter:
+        out = fn()
+    return int(counter.get_total_flops()), out
+
+
+def matmul_intensity(m: int, k: int, n: int, bytes_per_element: int) -> dict:
+    """FLOPs per byte of (m, k) @ (k, n): torch's count over A, B and C moved once each."""
+    a, b = _operand(bytes_per_element, m, k), _operand(bytes_per_element, k, n)
+    flops, c = _counted_with_result(lambda: a @ b)
+    moved = _nbytes(a, b, c)
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+
+
+def elementwise_intensity(n_elements: int, flops_per_element: int, n_inputs: int, bytes_per_element: int) -> dict:
+    """FLOPs per byte of an element-wise operation: its inputs read once, its output written once."""
+    inputs = [_operand(bytes_per_element, n_elements) for _ in range(n_inputs)]
+    out = _operand(bytes_per_element, n_elements)
+    flops = flops_per_element * out.numel()
+    moved = _nbytes(*inputs, out)
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+
+
+def attention_scores_intensity(S: int, d_head: int, bytes_per_element: int) -> dict:
+    """FLOPs per byte of materialised scores, one head: torch's Q K^T count over the scores written and read."""
+    q, k = _operand(bytes_per_element, S, d_head), _operand(bytes_per_element, S, d_head)
+    flops, scores = _counted_with_result(lambda: q @ k.transpose(0, 1))
+    moved = 2 * _nbytes(scores)  # written by Q K^T, read back by the softmax
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+
+
+def ridge_point(peak_tflop_per_s: float, bandwidth_gb_per_s: float) -> float:
+    """Peak FLOP/s over bytes/s, decimal units."""
+    return peak_tflop_per_s * 1e12 / (bandwidth_gb_per_s * 1e9)
+
+
+def roofline(intensity: float, peak_tflop_per_s: float, bandwidth_gb_per_s: float) -> dict:
+    """The lower roof, and which side of the ridge the intensity is on."""
+    ridge = ridge_point(peak_tflop_per_s, bandwidth_gb_per_s)
+    memory_roof = intensity * (bandwidth_gb_per_s * 1e9)
+    return {"ridge": ridge, "attainable_flop_per_s": min(memory_roof, peak_tflop_per_s * 1e12),
+            "regime": ("compute-bound", "memory-bound")[intensity < ridge]}

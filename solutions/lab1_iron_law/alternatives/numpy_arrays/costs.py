@@ -53,3 +53,27 @@ def training_energy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per
     hours = iron_law_time_s(training_flops(n_params, n_tokens), n_gpus * peak_flop_per_s, mfu) / float(SECONDS[0])
     power_kw = float(np.dot([n_gpus, n_hosts], [gpu_watts, host_watts]) / 1000.0)
     return {"hours": hours, "power_kw": power_kw, "energy_kwh": power_kw * hours * pue}
+
+
+def mixed_precision_speedup(tensor_core_fraction: float, peak_ratio: float) -> float:
+    """Amdahl with the two parts of an FP32 step as an array of times, each divided by its own speed-up."""
+    parts = np.array([1.0 - tensor_core_fraction, tensor_core_fraction])
+    speedups = np.array([1.0, peak_ratio])
+    return float(1.0 / (parts / speedups).sum())
+
+
+def implied_tensor_core_fraction(speedup: float, peak_ratio: float) -> float:
+    """Amdahl solved for the fraction."""
+    return float((1.0 - np.reciprocal(np.float64(speedup))) / (1.0 - np.reciprocal(np.float64(peak_ratio))))
+
+
+def mixed_precision_run(flops: float, n_gpus: int, fp32_peak_flop_per_s: float, fp32_efficiency: float,
+                        peak_ratio: float, tensor_core_fraction: float, usd_per_gpu_hour: float) -> dict:
+    """Both runs as one array of wall-clock seconds."""
+    speedup = mixed_precision_speedup(tensor_core_fraction, peak_ratio)
+    seconds = iron_law_time_s(flops, n_gpus * fp32_peak_flop_per_s, fp32_efficiency) / np.array([1.0, speedup])
+    days = seconds / SECONDS[1]
+    costs = n_gpus * seconds / SECONDS[0] * usd_per_gpu_hour
+    return {"fp32_days": float(days[0]), "mixed_days": float(days[1]), "speedup": speedup,
+            "mixed_efficiency": float(fp32_efficiency * speedup / peak_ratio), "fp32_cost": float(costs[0]),
+            "mixed_cost": float(costs[1])}

@@ -115,3 +115,40 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
         peak = float(max(probe, rates.max()))
     return {"batch_sizes": list(batch_sizes), "flops": flops, "seconds": seconds, "flop_per_s": rates.tolist(),
             "peak_flop_per_s": peak, "utilization": (rates / peak).tolist()}
+
+
+# -- arithmetic intensity: element counts in int64 arrays, roofs with np.minimum ------------------
+def _intensity(flops: int, elements_moved: np.ndarray, bytes_per_element: int) -> dict:
+    moved = int(elements_moved.sum()) * bytes_per_element
+    return {"flops": int(flops), "bytes": moved, "intensity": float(np.float64(flops) / np.float64(moved))}
+
+
+def matmul_intensity(m: int, k: int, n: int, bytes_per_element: int) -> dict:
+    """(m, k) @ (k, n): the elements of A, B and C, moved once each."""
+    shapes = np.array([[m, k], [k, n], [m, n]], dtype=np.int64)
+    return _intensity(matmul_flops(m, k, n), shapes.prod(axis=1), bytes_per_element)
+
+
+def elementwise_intensity(n_elements: int, flops_per_element: int, n_inputs: int, bytes_per_element: int) -> dict:
+    """n_inputs tensors read and one written, n_elements each."""
+    tensors = np.full(n_inputs + 1, n_elements, dtype=np.int64)
+    return _intensity(flops_per_element * n_elements, tensors, bytes_per_element)
+
+
+def attention_scores_intensity(S: int, d_head: int, bytes_per_element: int) -> dict:
+    """Q K^T over the S x S scores written and read back."""
+    scores = np.array([S * S, S * S], dtype=np.int64)  # the write, the read for the softmax
+    return _intensity(matmul_flops(S, d_head, S), scores, bytes_per_element)
+
+
+def ridge_point(peak_tflop_per_s: float, bandwidth_gb_per_s: float) -> float:
+    """Peak over bandwidth, decimal units."""
+    return float(np.float64(peak_tflop_per_s) * 1e12 / (np.float64(bandwidth_gb_per_s) * 1e9))
+
+
+def roofline(intensity: float, peak_tflop_per_s: float, bandwidth_gb_per_s: float) -> dict:
+    """The two roofs as an array; the regime from the ridge."""
+    ridge = ridge_point(peak_tflop_per_s, bandwidth_gb_per_s)
+    roofs = np.array([peak_tflop_per_s * 1e12, intensity * bandwidth_gb_per_s * 1e9])
+    regime = np.where(intensity < ridge, "memory-bound", "compute-bound")
+    return {"ridge": ridge, "attainable_flop_per_s": float(roofs.min()), "regime": str(regime)}

@@ -61,3 +61,31 @@ def training_energy(n_params: float, n_tokens: float, n_gpus: int, peak_flop_per
     power_kw = sum(watts.values()) / UNITS["kW"]
     facility_kw = power_kw * pue
     return {"hours": hours, "power_kw": power_kw, "energy_kwh": facility_kw * hours}
+
+
+def mixed_precision_speedup(tensor_core_fraction: float, peak_ratio: float) -> float:
+    """A table of the FP32 step's parts: (its share of the time, how much faster it gets)."""
+    parts = {"on Tensor Cores": (tensor_core_fraction, peak_ratio), "the rest": (1.0 - tensor_core_fraction, 1.0)}
+    mixed_share = sum(share / faster for share, faster in parts.values())
+    return 1.0 / mixed_share
+
+
+def implied_tensor_core_fraction(speedup: float, peak_ratio: float) -> float:
+    """The share of the FP32 step that must run peak_ratio times faster to save what the speed-up saves."""
+    time_saved = 1.0 - 1.0 / speedup
+    saved_per_unit_share = 1.0 - 1.0 / peak_ratio
+    return time_saved / saved_per_unit_share
+
+
+def mixed_precision_run(flops: float, n_gpus: int, fp32_peak_flop_per_s: float, fp32_efficiency: float,
+                        peak_ratio: float, tensor_core_fraction: float, usd_per_gpu_hour: float) -> dict:
+    """Each run as a chain of named quantities."""
+    fp32_wall_s = iron_law_time_s(flops, fp32_peak_flop_per_s * n_gpus, fp32_efficiency)
+    speedup = mixed_precision_speedup(tensor_core_fraction, peak_ratio)
+    mixed_wall_s = fp32_wall_s / speedup
+    mixed_peak = fp32_peak_flop_per_s * peak_ratio * n_gpus
+    mixed_efficiency = flops / (mixed_peak * mixed_wall_s)  # the iron law read backwards
+    gpu_hours = {"fp32": fp32_wall_s * n_gpus / UNITS["hour"], "mixed": mixed_wall_s * n_gpus / UNITS["hour"]}
+    return {"fp32_days": fp32_wall_s / UNITS["day"], "mixed_days": mixed_wall_s / UNITS["day"], "speedup": speedup,
+            "mixed_efficiency": mixed_efficiency, "fp32_cost": gpu_hours["fp32"] * usd_per_gpu_hour,
+            "mixed_cost": gpu_hours["mixed"] * usd_per_gpu_hour}

@@ -146,3 +146,43 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
     return {"batch_sizes": [r[0] for r in rows], "flops": [r[1] for r in rows], "seconds": [r[2] for r in rows],
             "flop_per_s": [r[3] for r in rows], "peak_flop_per_s": peak,
             "utilization": [r[3] / peak for r in rows]}
+
+
+# -- arithmetic intensity: a table of what each operation moves, a table of units -----------------
+UNITS = {"TFLOP/s": 1e12, "GB/s": 1e9}  # datasheet units, decimal
+
+
+def _per_byte(flops: int, traffic: dict, bytes_per_element: int) -> dict:
+    moved = bytes_per_element * sum(traffic.values())
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+
+
+def matmul_intensity(m: int, k: int, n: int, bytes_per_element: int) -> dict:
+    """(m, k) @ (k, n), its traffic in elements."""
+    traffic = {"read A": m * k, "read B": k * n, "write C": m * n}
+    return _per_byte(matmul_flops(m, k, n), traffic, bytes_per_element)
+
+
+def elementwise_intensity(n_elements: int, flops_per_element: int, n_inputs: int, bytes_per_element: int) -> dict:
+    """An element-wise operation, its traffic in elements."""
+    traffic = {"read the inputs": n_inputs * n_elements, "write the output": n_elements}
+    return _per_byte(flops_per_element * n_elements, traffic, bytes_per_element)
+
+
+def attention_scores_intensity(S: int, d_head: int, bytes_per_element: int) -> dict:
+    """Materialised scores of one head, as the chapter counts their traffic."""
+    traffic = {"write the scores": S * S, "read them for the softmax": S * S}
+    return _per_byte(matmul_flops(S, d_head, S), traffic, bytes_per_element)
+
+
+def ridge_point(peak_tflop_per_s: float, bandwidth_gb_per_s: float) -> float:
+    """FLOP/s over bytes/s, from the table of units."""
+    return peak_tflop_per_s * UNITS["TFLOP/s"] / (bandwidth_gb_per_s * UNITS["GB/s"])
+
+
+def roofline(intensity: float, peak_tflop_per_s: float, bandwidth_gb_per_s: float) -> dict:
+    """A table of the two roofs; the lower one binds (the compute roof first, so it wins a tie)."""
+    roofs = {"compute": peak_tflop_per_s * UNITS["TFLOP/s"], "memory": intensity * bandwidth_gb_per_s * UNITS["GB/s"]}
+    binding = min(roofs, key=roofs.get)
+    return {"ridge": ridge_point(peak_tflop_per_s, bandwidth_gb_per_s), "attainable_flop_per_s": roofs[binding],
+            "regime": f"{binding}-bound"}

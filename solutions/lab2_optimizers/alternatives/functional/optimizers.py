@@ -2,7 +2,8 @@
 moment update shared by the rules, ``itertools.accumulate`` for the
 trajectory, ``np.piecewise`` for the schedule, per-example gradients of the
 whole pool from one backward of a summed loss (each example's gradient is a
-row of a Jacobian built with ``torch.autograd.functional.jacobian``).
+row of a Jacobian built with ``torch.autograd.functional.jacobian``).  AdamW composes a
+decay map with a decay-free Adam step; the scaled schedule reuses ``lr_schedule``.
 """
 
 from __future__ import annotations
@@ -139,3 +140,25 @@ def clip_grad_norm(*, grads, max_norm):
     total_norm = float(np.linalg.norm(np.concatenate([a.ravel() for a in arrays]))) if arrays else 0.0
     scale = np.clip(max_norm / (total_norm + 1e-6), None, 1.0)
     return {"grads": [a * scale for a in arrays], "total_norm": total_norm}
+
+
+def adamw_step(*, params, grads, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    # the decay as a map of its own, composed with a decay-free Adam step
+    shrink = lambda p: np.multiply(p, 1 - lr * weight_decay)  # noqa: E731
+    return adam_step(params=shrink(params), grads=grads, state=state, lr=lr, betas=betas, eps=eps)
+
+
+RESNET50_CRITICAL_BATCH = 8192
+
+
+def linear_scaling_rule(*, base_lr, base_batch, new_batch, critical_batch=RESNET50_CRITICAL_BATCH):
+    within = all(b <= critical_batch for b in (base_batch, new_batch))
+    return base_lr * (new_batch / base_batch) if within else None
+
+
+def scaled_lr_schedule(*, steps, base_lr, base_batch, new_batch, warmup_steps, total_steps, min_lr=0.0,
+                       critical_batch=RESNET50_CRITICAL_BATCH):
+    peak = linear_scaling_rule(base_lr=base_lr, base_batch=base_batch, new_batch=new_batch,
+                               critical_batch=critical_batch)
+    return None if peak is None else lr_schedule(steps=steps, peak_lr=peak, warmup_steps=warmup_steps,
+                                                 total_steps=total_steps, min_lr=min_lr)

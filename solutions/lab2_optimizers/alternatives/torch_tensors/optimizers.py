@@ -1,7 +1,8 @@
 """Lab 2, part 1, a correct alternative: the update rules computed with torch
 tensors (float64), Adam in torch's own "efficient" form, gradients of the
 surfaces by autograd, per-example gradients by ``torch.func.vmap`` and the
-optimizer state read from ``optimizer.state_dict()``.
+optimizer state read from ``optimizer.state_dict()``; AdamW decays a
+tensor in place, as ``torch.optim.AdamW`` does, before its Adam step.
 
 Not the reference: it exists to prove that the hidden tests accept any
 correct implementation, not only the reference's evaluation order.
@@ -173,3 +174,28 @@ def clip_grad_norm(*, grads, max_norm):
         t.grad = _t(g)
     total = float(torch.nn.utils.clip_grad_norm_(ts, max_norm))  # torch's own clipping
     return {"grads": [_np(t.grad) for t in ts], "total_norm": total}
+
+
+def adamw_step(*, params, grads, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    # torch.optim.AdamW's order: the in-place decay first, then the Adam step on the unchanged gradient
+    decayed = _t(params).mul_(1 - lr * weight_decay)
+    return adam_step(params=_np(decayed), grads=grads, state=state, lr=lr, betas=betas, eps=eps, weight_decay=0.0)
+
+
+RESNET50_CRITICAL_BATCH = 8192
+
+
+def linear_scaling_rule(*, base_lr, base_batch, new_batch, critical_batch=RESNET50_CRITICAL_BATCH):
+    batches = torch.tensor([base_batch, new_batch])
+    if bool((batches > critical_batch).any()):
+        return None
+    return float(torch.tensor(base_lr, dtype=torch.float64) * batches[1] / batches[0])
+
+
+def scaled_lr_schedule(*, steps, base_lr, base_batch, new_batch, warmup_steps, total_steps, min_lr=0.0,
+                       critical_batch=RESNET50_CRITICAL_BATCH):
+    peak = linear_scaling_rule(base_lr=base_lr, base_batch=base_batch, new_batch=new_batch,
+                               critical_batch=critical_batch)
+    if peak is None:
+        return None
+    return lr_schedule(steps=steps, peak_lr=peak, warmup_steps=warmup_steps, total_steps=total_steps, min_lr=min_lr)

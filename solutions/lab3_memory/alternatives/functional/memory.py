@@ -38,8 +38,9 @@ def _flat_bytes(tensors) -> int:
 
 
 @contextlib.contextmanager
-def _watch(model, *, leaf_outputs: bool = False):
-    """Yields a dict that fills in while the block runs: saved bytes and calls, leaf output bytes."""
+def _watch(model, *, leaf_outputs: bool = False, skip=frozenset()):
+    """Yields a dict that fills in while the block runs: saved bytes and calls, leaf output bytes
+    (the storages in ``skip``, counted elsewhere, add no bytes)."""
     own = {p.untyped_storage().data_ptr() for p in model.parameters()}
     stats = {"storages": {}, "calls": 0, "param_calls": 0, "outputs": 0}
 
@@ -48,7 +49,7 @@ def _watch(model, *, leaf_outputs: bool = False):
         storage = t.untyped_storage()
         if storage.data_ptr() in own:
             stats["param_calls"] += 1
-        else:
+        elif storage.data_ptr() not in skip:
             stats["storages"].setdefault(storage.data_ptr(), storage.nbytes())
         return t
 
@@ -114,6 +115,17 @@ def bytes_per_parameter(*, scheme: str) -> dict:
 
 def model_state_bytes(*, n_params: int, scheme: str) -> int:
     return sum(_size(dt) for dt in SCHEMES[scheme]) * int(n_params)
+
+
+def recipe_bytes(*, recipe: dict, n_params: int) -> dict:
+    # every tensor of one element per parameter, by part: the optimizer's dtype once per state tensor
+    tensors = {"weights": [recipe["weights"]], "gradients": [recipe["gradients"]], "master": [recipe["master"]],
+               "optimizer": [recipe["optimizer_dtype"]] * recipe["optimizer_states"]}
+    parts = {part: sum(_size(DTYPES[name]) for name in names if name is not None)
+             for part, names in tensors.items()}
+    per_param = sum(parts.values())
+    total = per_param * int(n_params)
+    return {**parts, "per_param": per_param, "total_bytes": total, "total_gb": float(Fraction(total, 10**9))}
 
 
 # -- 3. Activations per transformer layer (Korthikanti et al.) ----------------------------
@@ -206,19 +218,33 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
         for i, block in enumerate(blocks):
             hook = functools.partial(lambda i, module, inputs: started.update([i]), i)
             stack.callback(block.register_forward_pre_hook(hook).remove)
+        segments = []  # (partial over the segment's blocks, its input)
         with _watch(model) as stats:
             h = model.embed(inputs)
             if segment_size:
                 for lo in range(0, len(blocks), segment_size):
-                    h = checkpoint(functools.partial(_through, blocks[lo:lo + segment_size]), h,
-                                   use_reentrant=False)
+                    segments.append((functools.partial(_through, blocks[lo:lo + segment_size]), h))
+                    h = checkpoint(segments[-1][0], h, use_reentrant=False)
             else:
                 h = _through(blocks, h)
             loss = model.head_loss(h, targets)
         loss.backward()
+    # the pre-hooks are removed (the ExitStack closed): rebuilding a segment here starts no counted forward
+    segment = max(map(functools.partial(_rebuilt_bytes, model), segments), default=0)
     grads = torch.cat([p.grad.reshape(-1).double() for p in model.parameters() if p.grad is not None])
-    return {"saved_bytes": stats["saved_bytes"], "forward_calls": [started[i] for i in range(len(blocks))],
+    calls = [started[i] for i in range(len(blocks))]
+    return {"saved_bytes": stats["saved_bytes"], "segment_bytes": segment,
+            "peak_bytes": stats["saved_bytes"] + segment, "forward_calls": calls,
+            "recompute_fraction": float(Fraction(sum(calls) - len(blocks), 3 * len(blocks))),
             "loss": float(loss.detach()), "grad_norm": float(torch.linalg.vector_norm(grads))}
+
+
+def _rebuilt_bytes(model, segment_and_input) -> int:
+    run, h = segment_and_input
+    h_in = h.detach().requires_grad_()
+    with _watch(model, skip=frozenset({h_in.untyped_storage().data_ptr()})) as stats:
+        run(h_in)
+    return stats["saved_bytes"]
 
 
 # -- 6. GPT-2 XL on a V100 ----------------------------------------------------------------

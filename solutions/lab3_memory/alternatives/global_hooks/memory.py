@@ -131,6 +131,29 @@ def model_state_bytes(*, n_params: int, scheme: str) -> int:
     return bytes_per_parameter(scheme=scheme)["total"] * int(n_params)
 
 
+class _Copy:
+    """``count`` per-parameter tensors of one dtype (absent: no dtype), sized as a 0-d tensor of it."""
+
+    def __init__(self, dtype_name, count=1):
+        self.itemsize = torch.empty((), dtype=DTYPES[dtype_name]).element_size() if dtype_name is not None else 0
+        self.count = count
+
+    @property
+    def bytes(self) -> int:
+        return self.count * self.itemsize if self.count else 0
+
+
+def recipe_bytes(*, recipe: dict, n_params: int) -> dict:
+    copies = {"weights": _Copy(recipe["weights"]), "gradients": _Copy(recipe["gradients"]),
+              "master": _Copy(recipe["master"]),
+              "optimizer": _Copy(recipe["optimizer_dtype"] if recipe["optimizer_states"] else None,
+                                 recipe["optimizer_states"])}
+    parts = {name: c.bytes for name, c in copies.items()}
+    per_param = sum(parts.values())
+    total = per_param * int(n_params)
+    return {**parts, "per_param": per_param, "total_bytes": total, "total_gb": total / GB}
+
+
 # -- 3. Activations per transformer layer (Korthikanti et al.) ----------------------------
 def attention_score_bytes(*, s: int, b: int, a: int) -> dict:
     elements = s * s * a * b
@@ -240,6 +263,7 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
         if i is not None:
             starts[i] += 1
 
+    segments = []  # (_Segment, its input)
     handle = module_hooks.register_module_forward_pre_hook(on_any_start)
     try:
         with SavedTensorLedger(model) as ledger:
@@ -248,13 +272,23 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
                 h = _Segment(blocks)(h)
             else:
                 for lo in range(0, len(blocks), segment_size):
-                    h = checkpoint(_Segment(blocks[lo:lo + segment_size]), h, use_reentrant=False)
+                    segments.append((_Segment(blocks[lo:lo + segment_size]), h))
+                    h = checkpoint(segments[-1][0], h, use_reentrant=False)
             loss = model.head_loss(h, targets)
         loss.backward()
     finally:
         handle.remove()
+    rebuilt = 0
+    for seg, h_seg in segments:  # the global pre-hook is gone: these runs start no counted forward
+        h_in = h_seg.detach().requires_grad_()
+        with SavedTensorLedger(model) as inner:
+            inner.seen.add(h_in.untyped_storage().data_ptr())  # the checkpoint: already in ledger.bytes
+            seg(h_in)
+        rebuilt = max(rebuilt, inner.bytes)
     squares = [p.grad.double().square().sum() for p in model.parameters() if p.grad is not None]
-    return {"saved_bytes": ledger.bytes, "forward_calls": starts, "loss": loss.item(),
+    extra = sum(starts) - len(blocks)
+    return {"saved_bytes": ledger.bytes, "segment_bytes": rebuilt, "peak_bytes": ledger.bytes + rebuilt,
+            "forward_calls": starts, "recompute_fraction": extra / (3.0 * len(blocks)), "loss": loss.item(),
             "grad_norm": float(torch.stack(squares).sum().sqrt())}
 
 

@@ -32,8 +32,9 @@ def _numel_bytes(t: torch.Tensor) -> int:
 class _Recorder:
     """pack hook that records (storage address, storage bytes) of every save."""
 
-    def __init__(self, model):
+    def __init__(self, model, skip=()):
         self.params = np.array(sorted({p.untyped_storage().data_ptr() for p in model.parameters()}), dtype=np.uint64)
+        self.skip = np.array(sorted(skip), dtype=np.uint64)  # storages counted elsewhere: no bytes here
         self.ptrs: list[int] = []
         self.sizes: list[int] = []
 
@@ -50,12 +51,13 @@ class _Recorder:
         ptrs = np.array(self.ptrs, dtype=np.uint64)
         sizes = np.array(self.sizes, dtype=np.int64)
         is_param = np.isin(ptrs, self.params)
-        _, first = np.unique(ptrs[~is_param], return_index=True)
-        return int(sizes[~is_param][first].sum()), len(self.ptrs), int(is_param.sum())
+        counted = ~is_param & ~np.isin(ptrs, self.skip)
+        _, first = np.unique(ptrs[counted], return_index=True)
+        return int(sizes[counted][first].sum()), len(self.ptrs), int(is_param.sum())
 
 
-def _recorded(model, run):
-    rec = _Recorder(model)
+def _recorded(model, run, skip=()):
+    rec = _Recorder(model, skip)
     with torch.autograd.graph.saved_tensors_hooks(rec.pack, lambda t: t):
         result = run()
     return rec.counts(), result
@@ -116,6 +118,32 @@ def bytes_per_parameter(*, scheme: str) -> dict:
 
 def model_state_bytes(*, n_params: int, scheme: str) -> int:
     return int(n_params) * int(SCHEME_TABLE[scheme].sum())
+
+
+RECIPE_PARTS = ("weights", "gradients", "master", "optimizer")
+
+
+def _format_bytes(name) -> int:
+    """Bytes of one value: sign + exponent + fraction bits of the IEEE / brain-float layout, over 8."""
+    if name is None:
+        return 0
+    exponent, fraction = LAYOUT[name]
+    return (1 + exponent + fraction) // 8
+
+
+def recipe_bytes(*, recipe: dict, n_params: int) -> dict:
+    # one row of copies (how many tensors of one element per parameter) against one row of element sizes
+    copies = np.array([recipe["weights"] is not None, recipe["gradients"] is not None,
+                       recipe["master"] is not None, recipe["optimizer_states"]], dtype=np.int64)
+    sizes = np.array([_format_bytes(recipe["weights"]), _format_bytes(recipe["gradients"]),
+                      _format_bytes(recipe["master"]),
+                      _format_bytes(recipe["optimizer_dtype"] if recipe["optimizer_states"] else None)],
+                     dtype=np.int64)
+    row = copies * sizes
+    per_param = int(row.sum())
+    total = int(n_params) * per_param  # a Python int: exact beyond int64
+    return {**{k: int(v) for k, v in zip(RECIPE_PARTS, row)}, "per_param": per_param, "total_bytes": total,
+            "total_gb": total / 1e9}
 
 
 # -- 3. Activations per transformer layer (Korthikanti et al.) ----------------------------
@@ -217,13 +245,16 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
     handles = [model.blocks[i].register_forward_pre_hook(lambda mod, inp, i=i: starts.__setitem__(i, starts[i] + 1))
                for i in range(n)]
 
+    kept = []  # (nn.Sequential segment, its input)
+
     def forward():
         h = model.embed(x)
         if segment_size == 0:
             h = nn.Sequential(*model.blocks)(h)
         else:
             for lo in range(0, n, segment_size):
-                h = checkpoint(nn.Sequential(*model.blocks[lo:lo + segment_size]), h, use_reentrant=False)
+                kept.append((nn.Sequential(*model.blocks[lo:lo + segment_size]), h))
+                h = checkpoint(kept[-1][0], h, use_reentrant=False)
         return model.head_loss(h, y)
 
     try:
@@ -232,9 +263,16 @@ def measure_checkpointing(*, config: dict, batch_size: int, segment_size: int) -
     finally:
         for hd in handles:
             hd.remove()
+    rebuilt = np.zeros(len(kept) + 1, dtype=np.int64)  # one entry per segment, and a 0 without any
+    for j, (seq, h) in enumerate(kept):
+        h_in = h.detach().requires_grad_()
+        (rebuilt[j], _c, _p), _out = _recorded(model, lambda: seq(h_in), skip={h_in.untyped_storage().data_ptr()})
     grads = [p.grad.detach().double().numpy().ravel() for p in model.parameters() if p.grad is not None]
-    return {"saved_bytes": saved, "forward_calls": starts.tolist(), "loss": float(loss.detach()),
-            "grad_norm": float(np.linalg.norm(np.concatenate(grads)))}
+    segment = int(rebuilt.max())
+    return {"saved_bytes": saved, "segment_bytes": segment, "peak_bytes": saved + segment,
+            "forward_calls": starts.tolist(),
+            "recompute_fraction": float((starts.sum() - n) / np.float64(3 * n)),
+            "loss": float(loss.detach()), "grad_norm": float(np.linalg.norm(np.concatenate(grads)))}
 
 
 # -- 6. GPT-2 XL on a V100 ----------------------------------------------------------------

@@ -73,3 +73,24 @@ def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBp
     out["bound"] = "communication" if out["comm_s"] > compute_s else "compute"
     out["break_even_GBps"] = out["bytes_per_gpu"] / compute_s / 1e9
     return out
+
+
+def scaling_speedup(*, n_gpus: int, r: float) -> float:
+    """Amdahl's form: 1 / ((1 − r)/N + r)."""
+    return 1.0 / ((1.0 - r) / n_gpus + r)
+
+
+def communication_tax(*, n_params: float, bytes_per_param: int, n_gpus: int, link_Gbps: float,
+                      compute_s_one_gpu: float, overlap: bool = False) -> dict:
+    """The step on N GPUs, computed here from the ring's bytes (not through network_wall)."""
+    gradient = n_params * bytes_per_param
+    bytes_per_s = link_Gbps * 1e9 / 8
+    comm = allreduce_bytes_per_rank(M_bytes=gradient, N=n_gpus) / bytes_per_s
+    compute = compute_s_one_gpu / n_gpus
+    if overlap:
+        step = compute if compute >= comm else comm
+    else:
+        step = compute + comm
+    speedup = compute_s_one_gpu / step
+    return {"comm_s": comm, "compute_s": compute, "step_s": step, "comm_fraction": 1.0 - compute / step,
+            "speedup": speedup, "efficiency": speedup / n_gpus, "r": 2 * gradient / bytes_per_s / compute_s_one_gpu}

@@ -22,6 +22,26 @@ def attention_score_bytes(*, S: int, block_size: int, bytes_per_element: int) ->
     return {"full_bytes": full * bytes_per_element, "tile_bytes": block_size ** 2 * bytes_per_element}
 
 
+def attention_hbm_bytes(*, S: int, d: int, block_size: int, n_heads: int = 1, bytes_per_element: int = 4) -> dict:
+    """Counted by walking the kernels and the documented loop (query blocks outer), one head, then scaled."""
+    kernels = [(2 * S * d, S * S), (S * S, S * S), (S * S + S * d, S * d)]  # (reads, writes): QKᵀ, softmax, P·V
+    standard = 0
+    for reads, writes in kernels:
+        standard += reads + writes
+    tiled = 0
+    for i0 in range(0, S, block_size):
+        rows = min(block_size, S - i0)
+        tiled += 2 * rows * d  # the query block read once, its output rows written once
+        for j0 in range(0, S, block_size):
+            tiled += 2 * min(block_size, S - j0) * d  # a K block and a V block
+    scale = n_heads * bytes_per_element
+    scores = S * S * scale
+    qkv = 3 * S * d * scale
+    return {"score_bytes": scores, "qkv_bytes": qkv, "footprint_ratio": scores / qkv,
+            "standard_traffic_bytes": standard * scale, "tiled_traffic_bytes": tiled * scale,
+            "traffic_ratio": standard / tiled}
+
+
 def standard_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
     """softmax(QKᵀ/√d)·V with the (..., S, S) matrix, stable softmax, via einsum."""
     S, d = q.shape[-2], q.shape[-1]

@@ -86,6 +86,28 @@ def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per
     }
 
 
+def image_pipeline(*, workers: int, batch_size: int = 32, t_transform_s: float = 0.030,
+                   compute_s: float = 0.010, image_bytes: float = 500_000.0, disk_GBps: float = 7.0,
+                   network_GBps: float | None = None, access_factor: float = 0.1,
+                   tensor_bytes_per_image: int = 224 * 224 * 3 * 4, pcie_GBps: float = 15.75) -> dict:
+    """Four stages in batches/s, in pipeline order; the first strictly slowest one binds."""
+    storage_GBps = disk_GBps
+    if network_GBps is not None and network_GBps < storage_GBps:
+        storage_GBps = network_GBps
+    stages = {
+        "storage": storage_rate(disk_rate=storage_GBps * 1e9, network_rate=storage_GBps * 1e9,
+                                access_factor=access_factor) / (batch_size * image_bytes),
+        "preprocess": preprocess_rate(workers=workers, t_transform_s=t_transform_s),
+        "transfer": pcie_GBps * 1e9 / (tensor_bytes_per_image * batch_size),
+        "compute": 1.0 / compute_s,
+    }
+    name = _first_extreme(stages, slowest_is_smallest=True)
+    rate = stages[name]
+    return {"storage_rate": stages["storage"], "preprocess_rate": stages["preprocess"],
+            "transfer_rate": stages["transfer"], "compute_rate": stages["compute"], "rate": rate,
+            "bottleneck": name, "utilization": rate / stages["compute"], "images_per_s": rate * batch_size}
+
+
 class _Loader(threading.Thread):
     """Loads items 0..n−1 in order into a bounded queue, then puts the sentinel."""
 

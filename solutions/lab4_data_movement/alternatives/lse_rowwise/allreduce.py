@@ -75,3 +75,21 @@ def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBp
     return dict(gradient_bytes=gradient_bytes, bytes_per_gpu=bytes_per_gpu, comm_s=comm_s,
                 step_s_no_overlap=compute_s + comm_s, step_s_overlap=max(compute_s, comm_s), bound=bound,
                 break_even_GBps=bytes_per_gpu / compute_s / 1e9)
+
+
+def scaling_speedup(*, n_gpus: int, r: float) -> float:
+    """The communication-tax curve, N / (1 + (N − 1)·r)."""
+    return n_gpus / (1.0 + r * (n_gpus - 1))
+
+
+def communication_tax(*, n_params: float, bytes_per_param: int, n_gpus: int, link_Gbps: float,
+                      compute_s_one_gpu: float, overlap: bool = False) -> dict:
+    """network_wall with the link in GB/s; the speed-up as N × (1 − the waiting fraction)."""
+    share = compute_s_one_gpu / n_gpus
+    wall = network_wall(n_params=n_params, bytes_per_param=bytes_per_param, n_gpus=n_gpus,
+                        link_GBps=link_Gbps / 8.0, compute_s=share)
+    step = wall["step_s_overlap"] if overlap else wall["step_s_no_overlap"]
+    waiting = (step - share) / step
+    return dict(comm_s=wall["comm_s"], compute_s=share, step_s=step, comm_fraction=waiting,
+                speedup=compute_s_one_gpu / step, efficiency=compute_s_one_gpu / step / n_gpus,
+                r=2 * n_params * bytes_per_param * 8 / (link_Gbps * 1e9 * compute_s_one_gpu))

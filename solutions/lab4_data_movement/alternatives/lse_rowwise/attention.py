@@ -23,6 +23,22 @@ def attention_score_bytes(*, S: int, block_size: int, bytes_per_element: int) ->
     return {key: math.prod(shape) * bytes_per_element for key, shape in sizes.items()}
 
 
+def attention_hbm_bytes(*, S: int, d: int, block_size: int, n_heads: int = 1, bytes_per_element: int = 4) -> dict:
+    """Per-tensor sizes, summed: the S×S matrices twice each (written, read back); K and V once per query block."""
+    square, thin = S * S, S * d
+    query_blocks = -(-S // block_size)
+    per_head = {
+        "score_bytes": square,
+        "qkv_bytes": 3 * thin,
+        "standard_traffic_bytes": 2 * thin + 2 * square + 2 * square + thin + thin,  # QKᵀ, softmax, P·V
+        "tiled_traffic_bytes": thin + query_blocks * 2 * thin + thin,
+    }
+    out = {key: n * n_heads * bytes_per_element for key, n in per_head.items()}
+    out["footprint_ratio"] = per_head["score_bytes"] / per_head["qkv_bytes"]
+    out["traffic_ratio"] = per_head["standard_traffic_bytes"] / per_head["tiled_traffic_bytes"]
+    return out
+
+
 def _softmax_rows(scores: np.ndarray) -> np.ndarray:
     shifted = scores - scores.max(axis=-1, keepdims=True)
     w = np.exp(shifted)

@@ -71,6 +71,24 @@ class _LoaderFailed:
         self.error = error
 
 
+def image_pipeline(*, workers: int, batch_size: int = 32, t_transform_s: float = 0.030,
+                   compute_s: float = 0.010, image_bytes: float = 500_000.0, disk_GBps: float = 7.0,
+                   network_GBps: float | None = None, access_factor: float = 0.1,
+                   tensor_bytes_per_image: int = 224 * 224 * 3 * 4, pcie_GBps: float = 15.75) -> dict:
+    """Stage rates in batches/s; a stable sort keeps the earliest of equally slow stages first."""
+    network = disk_GBps if network_GBps is None else network_GBps
+    per_batch_stored = image_bytes * batch_size
+    stages = [("storage", storage_rate(disk_rate=disk_GBps * 1e9, network_rate=network * 1e9,
+                                       access_factor=access_factor) / per_batch_stored),
+              ("preprocess", preprocess_rate(workers=workers, t_transform_s=t_transform_s)),
+              ("transfer", (pcie_GBps * 1e9 / tensor_bytes_per_image) / batch_size),
+              ("compute", 1 / compute_s)]
+    name, rate = sorted(stages, key=lambda stage: stage[1])[0]
+    out = {f"{stage}_rate": r for stage, r in stages}
+    out.update(rate=rate, bottleneck=name, utilization=rate / out["compute_rate"], images_per_s=batch_size * rate)
+    return out
+
+
 def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str = "sleep",
                prefetch: bool = False, queue_size: int = 2) -> dict:
     """Sequential, or a loader thread feeding a bounded queue that this thread drains."""

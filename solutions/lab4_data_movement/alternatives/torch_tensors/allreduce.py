@@ -71,3 +71,22 @@ def network_wall(*, n_params: float, bytes_per_param: int, n_gpus: int, link_GBp
         "bound": ("compute", "communication")[int(comm > compute_s)],
         "break_even_GBps": per_gpu / (compute_s * 1e9),
     }
+
+
+def scaling_speedup(*, n_gpus: int, r: float) -> float:
+    """N / (1 + (N − 1)·r) with numpy scalars, returned as a Python float."""
+    n = np.float64(n_gpus)
+    return float(n / (1.0 + (n - 1.0) * r))
+
+
+def communication_tax(*, n_params: float, bytes_per_param: int, n_gpus: int, link_Gbps: float,
+                      compute_s_one_gpu: float, overlap: bool = False) -> dict:
+    """network_wall on the per-GPU share; the step from a numpy vector [compute, comm]."""
+    wall = network_wall(n_params=n_params, bytes_per_param=bytes_per_param, n_gpus=n_gpus,
+                        link_GBps=link_Gbps / 8, compute_s=compute_s_one_gpu / n_gpus)
+    times = np.array([compute_s_one_gpu / n_gpus, wall["comm_s"]])
+    step = float(times.max() if overlap else times.sum())
+    speedup = compute_s_one_gpu / step
+    return {"comm_s": float(times[1]), "compute_s": float(times[0]), "step_s": step,
+            "comm_fraction": float((step - times[0]) / step), "speedup": speedup, "efficiency": speedup / n_gpus,
+            "r": float(2 * wall["gradient_bytes"] / (link_Gbps / 8 * 1e9) / compute_s_one_gpu)}

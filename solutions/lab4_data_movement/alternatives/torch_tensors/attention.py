@@ -26,6 +26,15 @@ def attention_score_bytes(*, S: int, block_size: int, bytes_per_element: int) ->
                 tile_bytes=int(block_size) * int(block_size) * int(bytes_per_element))
 
 
+def attention_hbm_bytes(*, S: int, d: int, block_size: int, n_heads: int = 1, bytes_per_element: int = 4) -> dict:
+    """Element counts as a numpy vector (int64), per head, times heads × bytes."""
+    n_q = math.ceil(S / block_size)
+    elements = np.array([S * S, 3 * S * d, 4 * S * S + 4 * S * d, 2 * S * d * (1 + n_q)], dtype=np.int64)
+    scores, qkv, standard, tiled = (int(x) for x in elements * (n_heads * bytes_per_element))
+    return {"score_bytes": scores, "qkv_bytes": qkv, "footprint_ratio": scores / qkv,
+            "standard_traffic_bytes": standard, "tiled_traffic_bytes": tiled, "traffic_ratio": standard / tiled}
+
+
 def standard_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
     """torch.softmax(QKᵀ/√d)·V with the full (..., S, S) matrix (torch's softmax is stable)."""
     tq, tk, tv = _t(q), _t(k), _t(v)

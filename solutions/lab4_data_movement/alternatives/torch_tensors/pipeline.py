@@ -66,6 +66,24 @@ def gpt2_pipeline(*, batch_size: int = 32, seq_len: int = 1024, tokens_per_s_per
     }
 
 
+STAGES = ("storage", "preprocess", "transfer", "compute")
+
+
+def image_pipeline(*, workers: int, batch_size: int = 32, t_transform_s: float = 0.030,
+                   compute_s: float = 0.010, image_bytes: float = 500_000.0, disk_GBps: float = 7.0,
+                   network_GBps: float | None = None, access_factor: float = 0.1,
+                   tensor_bytes_per_image: int = 224 * 224 * 3 * 4, pcie_GBps: float = 15.75) -> dict:
+    """The four stage rates as one numpy vector; np.argmin names the slowest (the first of ties)."""
+    links = [disk_GBps] if network_GBps is None else [disk_GBps, network_GBps]
+    storage = float(np.min(links)) * 1e9 * access_factor / (batch_size * image_bytes)
+    rates = np.array([storage, preprocess_rate(workers=workers, t_transform_s=t_transform_s),
+                      pcie_GBps * 1e9 / (batch_size * tensor_bytes_per_image), 1.0 / compute_s])
+    slowest = int(np.argmin(rates))
+    rate = float(rates[slowest])
+    return {**{f"{s}_rate": float(r) for s, r in zip(STAGES, rates)}, "rate": rate, "bottleneck": STAGES[slowest],
+            "utilization": rate / float(rates[3]), "images_per_s": rate * batch_size}
+
+
 def prefetched(load: Callable[[int], dict], n_items: int, queue_size: int) -> Iterator[dict]:
     """Yield load(0), ..., load(n_items − 1), loaded ahead by one thread through a bounded queue."""
     buffer: queue.Queue = queue.Queue(maxsize=queue_size)
