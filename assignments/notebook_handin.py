@@ -31,4 +31,4 @@
 # `autograder submit {short}` tạo ra cùng tệp zip đó, với sổ tay này như lần lưu gần nhất của bạn.
 
 # %% tags=["skip-execution", "otter_ignore"]
-handed_in = notebook.submit(LAB, LANG)  # writes the zip to upload (on Colab, downloads it too)
+handed_in = notebook.submit(LAB, LANG)  # tr: writes the zip to upload (on Colab, downloads it too)

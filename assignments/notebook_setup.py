@@ -7,21 +7,21 @@
 # notebook` it is plain standard library, and that module imports nothing else either.
 # This comment, up to the first blank line, is not part of the cell.
 
-# Set-up: finds this lab's files, installs what is missing and starts the checker (Jupyter, VS Code, Colab; CPU).
-# Where the lab bundle is not here (on Colab, say), it is downloaded into iron-law-labs/ next to this notebook.
+# tr: Set-up: finds this lab's files, installs what is missing and starts the checker (Jupyter, VS Code, Colab; CPU).
+# tr: Where the lab bundle is not here (on Colab, say), it is downloaded into iron-law-labs/ next to this notebook.
 import os, sys
 
 LAB, MODULE = ...
 LANG, BUNDLE_URL = ...
 NO_BUNDLE = ...
 BUNDLE = "iron-law-labs"
-DRIVE = "/content/drive/MyDrive/" + BUNDLE  # Colab: the copy kept in Google Drive comes first
-# messages (grader.check's too) in this notebook's language, unless a language is set
+DRIVE = "/content/drive/MyDrive/" + BUNDLE  # tr: Colab: the copy kept in Google Drive comes first
+# tr: messages (grader.check's too) in this notebook's language, unless a language is set
 os.environ["IRONLAW_LANG"] = os.environ.get("IRONLAW_LANG") or LANG
 try:
     from autograder.grading import notebook
-except ImportError:  # not installed: the bundle named by $IRONLAW_ROOT or one around this notebook, else download it
-    def _engine(p):  # the bundle is p, or in a folder iron-law-labs/ one level down (a zip with a top folder)
+except ImportError:  # tr: not installed: the bundle named by $IRONLAW_ROOT or one around this notebook, else download it
+    def _engine(p):  # tr: the bundle is p, or in a folder iron-law-labs/ one level down (a zip with a top folder)
         inner = [os.path.join(p, d) for d in sorted(os.listdir(p))] if p.endswith(BUNDLE) and os.path.isdir(p) else []
         return next((q for q in [p, *inner] if os.path.isdir(os.path.join(q, "autograder"))), None)
     roots = [r for p in (os.environ.get("IRONLAW_ROOT"), DRIVE, "../..", BUNDLE, f"../{BUNDLE}")
@@ -33,11 +33,13 @@ except ImportError:  # not installed: the bundle named by $IRONLAW_ROOT or one a
         try:
             with urllib.request.urlopen(url, timeout=300) as response:
                 zipfile.ZipFile(io.BytesIO(response.read())).extractall(BUNDLE)
-        except (OSError, ValueError, zipfile.BadZipFile) as exc:  # ValueError: no address at all
+        except (OSError, ValueError, zipfile.BadZipFile) as exc:  # tr: ValueError: no address at all
             raise FileNotFoundError(f"{exc}\n{NO_BUNDLE}") from None
         roots = [r for r in [_engine(os.path.abspath(BUNDLE))] if r]
     sys.path[:0] = roots
     from autograder.grading import notebook
-notebook.install_missing()  # pip: what this Python lacks (on Colab otter-grader and a few more, under a minute)
-notebook.locate_bundle(LAB, MODULE)  # goes to the lab's folder if this notebook was opened elsewhere
-grader = notebook.checker()  # otter's grader.check; each cell runs your latest saved .py files
+notebook.install_missing()  # tr: pip: what this Python lacks (on Colab otter-grader and a few more, under a minute)
+notebook.locate_bundle(LAB, MODULE)  # tr: goes to the lab's folder if this notebook was opened elsewhere
+grader = notebook.checker()  # tr: otter's grader.check; each cell runs your latest saved .py files
+from autograder.grading.predictions import predict, reveal  # tr: your guess before a measurement, then the result
+from autograder.grading.unwritten import attempt, skip_if_unwritten  # tr: a cell that needs a function not written yet says which, and goes on

@@ -97,8 +97,7 @@ LAB, MODULE = "lab1_iron_law", "flops"
 # %%
 import os
 
-# Time one CPU core, as the grader does: several threads waiting for each other make timings jump on a
-# busy machine.  This must happen before torch is first imported (restart the kernel if it already was).
+# tr: Time one CPU core, as the grader does: several threads waiting for each other make timings jump on a busy machine. This must happen before torch is first imported (restart the kernel if it already was).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import matplotlib.pyplot as plt
@@ -106,10 +105,10 @@ import torch
 
 import costs
 import flops
-from autograder.grading.notebook_text import num, show, tr  # what the cells print and plot, in the notebook's language
+from autograder.grading.notebook_text import num, show, tr  # tr: what the cells print and plot, in the notebook's language
 
-XL = dict(B=32, S=1024, d=1600, h=25)  # GPT-2 XL: d_model 1600, 25 heads; 32 sequences of 1024 tokens
-SMALL = dict(B=4, S=256, d=768, h=12)  # GPT-2 small
+XL = dict(B=32, S=1024, d=1600, h=25)  # tr: GPT-2 XL: d_model 1600, 25 heads; 32 sequences of 1024 tokens
+SMALL = dict(B=4, S=256, d=768, h=12)  # tr: GPT-2 small
 
 # %% [markdown] tags=["en"]
 # ## 1. Count the matmuls of one layer (§3.1.2 Matrix operations)
@@ -138,22 +137,45 @@ SMALL = dict(B=4, S=256, d=768, h=12)  # GPT-2 small
 # 168 tỉ FLOP, phần MLP dưới dạng công thức $16 \cdot B \cdot S \cdot d^2$, khoảng 2.228 GFLOP cho mỗi lớp.
 
 # %%
-print(tr("(64, 32) @ (32, 16): {count} FLOPs").format(count=num(flops.matmul_flops(m=64, k=32, n=16))))
+with skip_if_unwritten():
+    print(tr("(64, 32) @ (32, 16): {count} FLOPs").format(count=num(flops.matmul_flops(m=64, k=32, n=16))))
 
-layer = flops.layer_matmul_flops(**XL)
-for name, count in layer.items():
-    print(f"{name:>9}: {num(count / 1e9, '8.1f')} GFLOP")
+    layer = flops.layer_matmul_flops(**XL)
+    for name, count in layer.items():
+        print(f"{name:>9}: {num(count / 1e9, '8.1f')} GFLOP")
 
-parts = [k for k in layer if k != "total"]
-plt.figure(figsize=(6, 3))
-plt.barh(parts, [layer[k] / 1e9 for k in parts])
-plt.xlabel(tr("GFLOP (forward pass, one layer)"))
-plt.title(tr("A GPT-2 XL layer, B=32, S=1024"))
-plt.tight_layout()
+    parts = [k for k in layer if k != "total"]
+    plt.figure(figsize=(6, 3))
+    plt.barh(parts, [layer[k] / 1e9 for k in parts])
+    plt.xlabel(tr("GFLOP (forward pass, one layer)"))
+    plt.title(tr("A GPT-2 XL layer, B=32, S=1024"))
+    plt.tight_layout()
 show()
 
 # %%
 grader.check("forward_flops")
+
+# %% [markdown] tags=["en"]
+# ### Predict before you read on: the matmul share
+#
+# Part 2 counts everything else a layer does: softmax, LayerNorm, GELU, the residual adds, the biases. Before you
+# count, guess: **what share of the FLOPs of one GPT-2 XL layer ($B = 32$, $S = 1024$) are matmuls?** A number in
+# percent, from 0 to 100. Write it in place of `None` and run the cell. Your first answer is kept with its time in
+# `predictions.json`; once the measurement has run, a change is recorded as a change and the prediction stays. Nothing
+# here is graded for being right.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước khi đọc tiếp: tỉ trọng của phép nhân ma trận
+#
+# Phần 2 đếm mọi việc khác mà một lớp làm: softmax, LayerNorm, GELU, các phép cộng phần dư, các bias. Trước khi đếm,
+# hãy đoán: **phép nhân ma trận chiếm bao nhiêu phần trăm số FLOP của một lớp GPT-2 XL ($B = 32$, $S = 1024$)?** Một số
+# tính bằng phần trăm, từ 0 đến 100. Viết nó thay cho `None` rồi chạy ô. Câu trả lời đầu tiên của bạn được giữ lại cùng
+# thời điểm trong `predictions.json`; khi phép đo đã chạy, mỗi lần sửa được ghi lại là một lần sửa và dự đoán vẫn giữ
+# nguyên. Không có gì ở đây được chấm theo đúng hay sai.
+
+# %%
+guess = None  # tr: your prediction, in %, from 0 to 100, in place of None
+predict("matmul_share", guess)
 
 # %% [markdown] tags=["en"]
 # ## 2. Count to the end (§3.1 Neural network computation)
@@ -183,25 +205,57 @@ grader.check("forward_flops")
 # tỉ lệ với $S^2$. Biểu đồ cho thấy tỉ trọng của phép nhân ma trận thay đổi thế nào theo độ dài chuỗi.
 
 # %%
-other = flops.elementwise_flops(**XL)
-for name, count in other.items():
-    print(f"{name:>9}: {num(count / 1e9, '7.2f')} GFLOP")
-print(tr("matmul share, GPT-2 XL: {share}").format(share=num(flops.matmul_fraction(**XL), 4)))
+share = attempt(flops.matmul_fraction, **XL)  # tr: None while matmul_fraction is not written
+reveal("matmul_share", 100 * share if share is not None else None)
 
-seq = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
-plt.figure(figsize=(6, 3))
-for name, cfg in (("GPT-2 XL", XL), ("GPT-2 small", SMALL)):
-    plt.plot(seq, [100 * flops.matmul_fraction(**{**cfg, "S": s}) for s in seq], "o-", label=name)
-plt.axhline(98, color="gray", ls="--", lw=1)
-plt.xscale("log", base=2)
-plt.xlabel(tr("sequence length S"))
-plt.ylabel(tr("matmul share of the FLOPs (%)"))
-plt.legend()
-plt.tight_layout()
+with skip_if_unwritten():
+    other = flops.elementwise_flops(**XL)
+    for name, count in other.items():
+        print(f"{name:>9}: {num(count / 1e9, '7.2f')} GFLOP")
+    print(tr("matmul share, GPT-2 XL: {share}").format(share=num(flops.matmul_fraction(**XL), 4)))
+
+    seq = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
+    plt.figure(figsize=(6, 3))
+    for name, cfg in (("GPT-2 XL", XL), ("GPT-2 small", SMALL)):
+        plt.plot(seq, [100 * flops.matmul_fraction(**{**cfg, "S": s}) for s in seq], "o-", label=name)
+    plt.axhline(98, color="gray", ls="--", lw=1)
+    plt.xscale("log", base=2)
+    plt.xlabel(tr("sequence length S"))
+    plt.ylabel(tr("matmul share of the FLOPs (%)"))
+    plt.legend()
+    plt.tight_layout()
 show()
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): was your guess above or below the share you counted, and which non-matmul term would have to grow to change it?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn cao hơn hay thấp hơn tỉ trọng bạn đếm được, và số hạng nào không phải phép nhân ma trận phải tăng lên thì tỉ trọng đó mới thay đổi?
+
+# %% [markdown] tags=["en", "answer:reflections/matmul_share"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/matmul_share"]
+# *Một dòng ở đây.*
 
 # %%
 grader.check("count_to_the_end")
+
+# %% [markdown] tags=["en"]
+# ### Predict before you read on: the cost of a training step
+#
+# Part 3 adds the backward pass. Guess first: **a training step (forward plus backward) costs how many times the
+# FLOPs of the forward pass?** A number from 1 to 10 (the unit is "times", x).
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước khi đọc tiếp: chi phí của một bước huấn luyện
+#
+# Phần 3 thêm lượt ngược. Hãy đoán trước: **một bước huấn luyện (lượt xuôi cộng lượt ngược) tốn gấp bao nhiêu lần số
+# FLOP của lượt xuôi?** Một số từ 1 đến 10 (đơn vị là "lần", x).
+
+# %%
+guess = None  # tr: your prediction, from 1 to 10 (times the forward pass), in place of None
+predict("step_multiple", guess)
 
 # %% [markdown] tags=["en"]
 # ## 3. Forward plus backward (§1 Training Systems Fundamentals, §3.1.2 Matrix operations)
@@ -233,23 +287,38 @@ grader.check("count_to_the_end")
 # $P$ không thấy được chúng.
 
 # %%
-step = flops.step_flops(**XL, n_layers=48)
-rule = costs.training_flops(n_params=1.5e9, n_tokens=XL["B"] * XL["S"])
-for name, count in step.items():
-    print(f"{name:>20}: {num(count / 1e12, '6.1f')} TFLOP")
-print(f"{'6 * P * tokens':>20}: {num(rule / 1e12, '6.1f')} TFLOP")
+step = attempt(flops.step_flops, **XL, n_layers=48)  # tr: None while step_flops is not written
+reveal("step_multiple", step["total"] / step["forward"] if step is not None else None)
 
-seq = [256, 512, 1024, 2048, 4096, 8192]
-counted = [flops.step_flops(**{**XL, "S": s}, n_layers=48)["total"] / (XL["B"] * s) for s in seq]
-plt.figure(figsize=(6, 3))
-plt.plot(seq, [c / 1e9 for c in counted], "o-", label=tr("counted (step_flops)"))
-plt.plot(seq, [6 * 1.5e9 / 1e9] * len(seq), "--", label="6 * P")
-plt.xscale("log", base=2)
-plt.xlabel(tr("sequence length S"))
-plt.ylabel(tr("GFLOP per token per step"))
-plt.legend()
-plt.tight_layout()
+with skip_if_unwritten():
+    rule = costs.training_flops(n_params=1.5e9, n_tokens=XL["B"] * XL["S"])
+    for name, count in step.items():
+        print(f"{name:>20}: {num(count / 1e12, '6.1f')} TFLOP")
+    print(f"{'6 * P * tokens':>20}: {num(rule / 1e12, '6.1f')} TFLOP")
+
+    seq = [256, 512, 1024, 2048, 4096, 8192]
+    counted = [flops.step_flops(**{**XL, "S": s}, n_layers=48)["total"] / (XL["B"] * s) for s in seq]
+    plt.figure(figsize=(6, 3))
+    plt.plot(seq, [c / 1e9 for c in counted], "o-", label=tr("counted (step_flops)"))
+    plt.plot(seq, [6 * 1.5e9 / 1e9] * len(seq), "--", label="6 * P")
+    plt.xscale("log", base=2)
+    plt.xlabel(tr("sequence length S"))
+    plt.ylabel(tr("GFLOP per token per step"))
+    plt.legend()
+    plt.tight_layout()
 show()
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): how far was your guess from the step you counted, and where does the backward pass's extra work come from?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn cách bước bạn đếm được bao xa, và phần việc thêm của lượt ngược đến từ đâu?
+
+# %% [markdown] tags=["en", "answer:reflections/step_multiple"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/step_multiple"]
+# *Một dòng ở đây.*
 
 # %%
 grader.check("forward_backward")
@@ -283,10 +352,10 @@ mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"), nn.Linear(
 ln_1, ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
 
 
-def block(x):  # (B, S, d)
+def block(x):  # tr: x: (B, S, d)
     q, k, v = qkv(ln_1(x)).split(d, dim=-1)
-    q, k, v = (t.view(B, S, h, d // h).transpose(1, 2) for t in (q, k, v))  # (B, h, S, d_head)
-    att = (q @ k.transpose(-2, -1) / math.sqrt(d // h)).softmax(-1)  # (B, h, S, S)
+    q, k, v = (t.view(B, S, h, d // h).transpose(1, 2) for t in (q, k, v))  # tr: (B, h, S, d_head)
+    att = (q @ k.transpose(-2, -1) / math.sqrt(d // h)).softmax(-1)  # tr: (B, h, S, S)
     x = x + out_proj((att @ v).transpose(1, 2).reshape(B, S, d))
     return x + mlp(ln_2(x))
 
@@ -298,9 +367,10 @@ forward = counter.get_total_flops()
 with FlopCounterMode(display=False) as counter:
     y.sum().backward()
 backward = counter.get_total_flops()
-mine = flops.layer_matmul_flops(B=B, S=S, d=d, h=h)["total"], flops.layer_backward_flops(B=B, S=S, d=d, h=h)["total"]
-print(tr("forward pass: torch {counted}, yours {mine}").format(counted=num(forward), mine=num(mine[0])))
-print(tr("backward pass: torch {counted}, yours {mine}").format(counted=num(backward), mine=num(mine[1])))
+with skip_if_unwritten():
+    mine = flops.layer_matmul_flops(B=B, S=S, d=d, h=h)["total"], flops.layer_backward_flops(B=B, S=S, d=d, h=h)["total"]
+    print(tr("forward pass: torch {counted}, yours {mine}").format(counted=num(forward), mine=num(mine[0])))
+    print(tr("backward pass: torch {counted}, yours {mine}").format(counted=num(backward), mine=num(mine[1])))
 
 # %% [markdown] tags=["en"]
 # ## 5. Arithmetic intensity and the roofline (§3.4 Arithmetic intensity)
@@ -377,58 +447,59 @@ print(tr("backward pass: torch {counted}, yours {mine}").format(counted=num(back
 # đó.
 
 # %%
-A100 = dict(peak_tflop_per_s=312.0, bandwidth_gb_per_s=2039.0)  # FP16/BF16 Tensor Cores, HBM2e
+A100 = dict(peak_tflop_per_s=312.0, bandwidth_gb_per_s=2039.0)  # tr: FP16/BF16 Tensor Cores, HBM2e
 REGIME = {"memory-bound": tr("memory-bound"), "compute-bound": tr("compute-bound")}
-A100_FP32 = dict(peak_tflop_per_s=19.5, bandwidth_gb_per_s=2039.0)  # the same A100's FP32 CUDA cores
-for label, hw in ((tr("A100, 312 TFLOP/s over 2,039 GB/s"), A100),
-                  (tr("A100, the footnote's 2 TB/s"), dict(peak_tflop_per_s=312.0, bandwidth_gb_per_s=2000.0)),
-                  (tr("A100 in TF32, 156 TFLOP/s over 2 TB/s"), dict(peak_tflop_per_s=156.0, bandwidth_gb_per_s=2000.0)),
-                  (tr("A100's FP32 CUDA cores, 19.5 TFLOP/s"), A100_FP32)):
-    print(tr("ridge point, {hw}: {ridge} FLOP/byte").format(hw=label, ridge=num(flops.ridge_point(**hw), 1)))
+A100_FP32 = dict(peak_tflop_per_s=19.5, bandwidth_gb_per_s=2039.0)  # tr: the same A100's FP32 CUDA cores
+with skip_if_unwritten():
+    for label, hw in ((tr("A100, 312 TFLOP/s over 2,039 GB/s"), A100),
+                      (tr("A100, the footnote's 2 TB/s"), dict(peak_tflop_per_s=312.0, bandwidth_gb_per_s=2000.0)),
+                      (tr("A100 in TF32, 156 TFLOP/s over 2 TB/s"), dict(peak_tflop_per_s=156.0, bandwidth_gb_per_s=2000.0)),
+                      (tr("A100's FP32 CUDA cores, 19.5 TFLOP/s"), A100_FP32)):
+        print(tr("ridge point, {hw}: {ridge} FLOP/byte").format(hw=label, ridge=num(flops.ridge_point(**hw), 1)))
 
-xl_tokens = 32 * 1024  # GPT-2 XL's running example: B = 32 sequences of S = 1024 tokens
-FP16 = 2  # bytes per element
-d_xl, act = 1600, xl_tokens * 1600  # GPT-2 XL: d_model, and the elements of one (B, S, d) activation
-ops = [
-    (tr("tanh GELU, FP16"), flops.elementwise_intensity(
-        n_elements=4 * act, flops_per_element=flops.GELU_FLOPS_PER_ELEMENT, n_inputs=1, bytes_per_element=FP16)),
-    (tr("LayerNorm, FP16"), flops.elementwise_intensity(
-        n_elements=act, flops_per_element=flops.LAYERNORM_FLOPS_PER_ELEMENT, n_inputs=1, bytes_per_element=FP16)),
-    (tr("residual add, FP16"), flops.elementwise_intensity(
-        n_elements=act, flops_per_element=flops.RESIDUAL_FLOPS_PER_ELEMENT, n_inputs=2, bytes_per_element=FP16)),
-    (tr("attention scores, GPT-2 small, FP16"), flops.attention_scores_intensity(S=1024, d_head=64,
-                                                                                bytes_per_element=FP16)),
-    (tr("GPT-2 small MLP, 1 row, FP16"), flops.matmul_intensity(m=1, k=768, n=3072, bytes_per_element=FP16)),
-    (tr("GPT-2 small MLP, 32 rows, FP16"), flops.matmul_intensity(m=32, k=768, n=3072, bytes_per_element=FP16)),
-    (tr("GPT-2 XL MLP, 32 x 1024 rows, FP16"), flops.matmul_intensity(m=xl_tokens, k=d_xl, n=4 * d_xl,
-                                                                      bytes_per_element=FP16)),
-]
-for label, op in ops:
-    roof = flops.roofline(intensity=op["intensity"], **A100)
-    print(tr("{op}: {ai} FLOP/byte, {regime} on an A100, at most {rate} TFLOP/s").format(
-        op=label, ai=num(op["intensity"], 2), regime=REGIME[roof["regime"]],
-        rate=num(roof["attainable_flop_per_s"] / 1e12, 1)))
+    xl_tokens = 32 * 1024  # tr: GPT-2 XL's running example: B = 32 sequences of S = 1024 tokens
+    FP16 = 2  # tr: bytes per element
+    d_xl, act = 1600, xl_tokens * 1600  # tr: GPT-2 XL: d_model, and the elements of one (B, S, d) activation
+    ops = [
+        (tr("tanh GELU, FP16"), flops.elementwise_intensity(
+            n_elements=4 * act, flops_per_element=flops.GELU_FLOPS_PER_ELEMENT, n_inputs=1, bytes_per_element=FP16)),
+        (tr("LayerNorm, FP16"), flops.elementwise_intensity(
+            n_elements=act, flops_per_element=flops.LAYERNORM_FLOPS_PER_ELEMENT, n_inputs=1, bytes_per_element=FP16)),
+        (tr("residual add, FP16"), flops.elementwise_intensity(
+            n_elements=act, flops_per_element=flops.RESIDUAL_FLOPS_PER_ELEMENT, n_inputs=2, bytes_per_element=FP16)),
+        (tr("attention scores, GPT-2 small, FP16"), flops.attention_scores_intensity(S=1024, d_head=64,
+                                                                                    bytes_per_element=FP16)),
+        (tr("GPT-2 small MLP, 1 row, FP16"), flops.matmul_intensity(m=1, k=768, n=3072, bytes_per_element=FP16)),
+        (tr("GPT-2 small MLP, 32 rows, FP16"), flops.matmul_intensity(m=32, k=768, n=3072, bytes_per_element=FP16)),
+        (tr("GPT-2 XL MLP, 32 x 1024 rows, FP16"), flops.matmul_intensity(m=xl_tokens, k=d_xl, n=4 * d_xl,
+                                                                          bytes_per_element=FP16)),
+    ]
+    for label, op in ops:
+        roof = flops.roofline(intensity=op["intensity"], **A100)
+        print(tr("{op}: {ai} FLOP/byte, {regime} on an A100, at most {rate} TFLOP/s").format(
+            op=label, ai=num(op["intensity"], 2), regime=REGIME[roof["regime"]],
+            rate=num(roof["attainable_flop_per_s"] / 1e12, 1)))
 
-for label, hw, size in ((tr("FP16 on the Tensor Cores"), A100, FP16), (tr("FP32 on the CUDA cores"), A100_FP32, 4)):
-    rows = next(m for m in range(1, 4097) if flops.roofline(
-        intensity=flops.matmul_intensity(m=m, k=768, n=3072, bytes_per_element=size)["intensity"], **hw)["regime"]
-        == "compute-bound")
-    print(tr("GPT-2 small's MLP, {hw} of an A100: compute-bound from {rows} rows").format(hw=label, rows=num(rows)))
+    for label, hw, size in ((tr("FP16 on the Tensor Cores"), A100, FP16), (tr("FP32 on the CUDA cores"), A100_FP32, 4)):
+        rows = next(m for m in range(1, 4097) if flops.roofline(
+            intensity=flops.matmul_intensity(m=m, k=768, n=3072, bytes_per_element=size)["intensity"], **hw)["regime"]
+            == "compute-bound")
+        print(tr("GPT-2 small's MLP, {hw} of an A100: compute-bound from {rows} rows").format(hw=label, rows=num(rows)))
 
-xs = [10 ** (i / 20) for i in range(-30, 71)]  # 0.03 to 3,162 FLOP/byte
-plt.figure(figsize=(6, 3.5))
-plt.plot(xs, [flops.roofline(intensity=x, **A100)["attainable_flop_per_s"] / 1e12 for x in xs], "k-",
-         label=tr("A100 roofline (FP16/BF16)"))
-for (label, op), marker in zip(ops, "os^DvP*"):
-    plt.plot(op["intensity"], flops.roofline(intensity=op["intensity"], **A100)["attainable_flop_per_s"] / 1e12,
-             marker, label=label)
-plt.axvline(flops.ridge_point(**A100), color="gray", ls="--", lw=1)
-plt.xscale("log")
-plt.yscale("log")
-plt.xlabel(tr("arithmetic intensity (FLOP/byte)"))
-plt.ylabel(tr("attainable TFLOP/s"))
-plt.legend(fontsize=6, loc="lower right")
-plt.tight_layout()
+    xs = [10 ** (i / 20) for i in range(-30, 71)]  # tr: 0.03 to 3,162 FLOP/byte
+    plt.figure(figsize=(6, 3.5))
+    plt.plot(xs, [flops.roofline(intensity=x, **A100)["attainable_flop_per_s"] / 1e12 for x in xs], "k-",
+             label=tr("A100 roofline (FP16/BF16)"))
+    for (label, op), marker in zip(ops, "os^DvP*"):
+        plt.plot(op["intensity"], flops.roofline(intensity=op["intensity"], **A100)["attainable_flop_per_s"] / 1e12,
+                 marker, label=label)
+    plt.axvline(flops.ridge_point(**A100), color="gray", ls="--", lw=1)
+    plt.xscale("log")
+    plt.yscale("log")
+    plt.xlabel(tr("arithmetic intensity (FLOP/byte)"))
+    plt.ylabel(tr("attainable TFLOP/s"))
+    plt.legend(fontsize=6, loc="lower right")
+    plt.tight_layout()
 show()
 
 # %%
@@ -464,16 +535,33 @@ grader.check("roofline")
 # không phải của CPU này; điều cần xem là xu hướng. Sổ tay này chạy PyTorch trên một luồng, giống như bộ chấm (xem ô
 # code đặt `OMP_NUM_THREADS`).
 
-# %%
-torch.set_num_threads(1)  # one core (see the cell that sets OMP_NUM_THREADS)
-peak = flops.measure_peak_flop_per_s()
-print(tr("peak of a 512 x 512 matmul on one core: {rate} GFLOP/s").format(rate=num(peak / 1e9, 1)))
+# %% [markdown] tags=["en"]
+# **Predict first.** On this CPU, **the utilization of a matmul at batch 1 is what percentage of its utilization at
+# batch 64?** A number in percent, from 0 to 100 (100: batch 1 does as well as batch 64). The truth is your own
+# measurement, in the cell after this one.
 
+# %% [markdown] tags=["vi"]
+# **Hãy dự đoán trước.** Trên CPU này, **mức sử dụng của một phép nhân ma trận ở batch 1 bằng bao nhiêu phần trăm mức sử
+# dụng của nó ở batch 64?** Một số tính bằng phần trăm, từ 0 đến 100 (100: batch 1 đạt ngang batch 64). Giá trị đúng là
+# chính phép đo của bạn, ở ô ngay sau ô này.
+
+# %%
+guess = None  # tr: your prediction, in %, from 0 to 100, in place of None
+predict("batch1_utilization", guess)
+
+# %%
+torch.set_num_threads(1)  # tr: one core (see the cell that sets OMP_NUM_THREADS)
 batches = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-sweep = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9)
-for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilization"]):
-    print(tr("batch {b}: {rate} GFLOP/s, utilization {u}").format(b=num(b, "4d"), rate=num(rate / 1e9, "6.1f"),
-                                                                 u=num(u, 2)))
+sweep = None  # tr: stays None while the measuring functions are not written
+with skip_if_unwritten():
+    peak = flops.measure_peak_flop_per_s()
+    print(tr("peak of a 512 x 512 matmul on one core: {rate} GFLOP/s").format(rate=num(peak / 1e9, 1)))
+    sweep = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9)
+    for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilization"]):
+        print(tr("batch {b}: {rate} GFLOP/s, utilization {u}").format(b=num(b, "4d"), rate=num(rate / 1e9, "6.1f"),
+                                                                     u=num(u, 2)))
+u = sweep["utilization"] if sweep is not None else None
+reveal("batch1_utilization", 100 * u[batches.index(1)] / u[batches.index(64)] if u is not None else None)
 
 # %% [markdown] tags=["en"]
 # ### How the grader sees it: a simulated device
@@ -508,26 +596,133 @@ for b, rate, u in zip(sweep["batch_sizes"], sweep["flop_per_s"], sweep["utilizat
 # `torch.set_num_threads`: thiết bị mô phỏng báo `ThreadSettingError` nếu có).
 
 # %%
-SIMULATED = {"kind": "simulated", "seed": 0}  # lab1_device.SIMULATED gives the other settings
-simulated = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9, device=SIMULATED)
-again = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9, device=SIMULATED)
-same = simulated["seconds"] == again["seconds"]
-print(tr("same times on a second run: {same}").format(same=tr("yes") if same else tr("no")))
+SIMULATED = {"kind": "simulated", "seed": 0}  # tr: lab1_device.SIMULATED gives the other settings
+with skip_if_unwritten():
+    simulated = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9, device=SIMULATED)
+    again = flops.measure_matmul_throughput(batch_sizes=batches, d_in=256, d_out=256, repeats=9, device=SIMULATED)
+    same = simulated["seconds"] == again["seconds"]
+    print(tr("same times on a second run: {same}").format(same=tr("yes") if same else tr("no")))
 
-plt.figure(figsize=(6, 3))
-plt.plot(sweep["batch_sizes"], sweep["utilization"], "o-", label=tr("this CPU (measured)"))
-plt.plot(simulated["batch_sizes"], simulated["utilization"], "s--", label=tr("simulated device"))
-plt.xscale("log", base=2)
-plt.ylim(0, 1.1)
-plt.xlabel(tr("batch size b  (X is b x 256, W is 256 x 256)"))
-plt.ylabel(tr("utilization (fraction of peak)"))
-plt.title(tr("One linear layer"))
-plt.legend()
-plt.tight_layout()
+    plt.figure(figsize=(6, 3))
+    plt.plot(sweep["batch_sizes"], sweep["utilization"], "o-", label=tr("this CPU (measured)"))
+    plt.plot(simulated["batch_sizes"], simulated["utilization"], "s--", label=tr("simulated device"))
+    plt.xscale("log", base=2)
+    plt.ylim(0, 1.1)
+    plt.xlabel(tr("batch size b  (X is b x 256, W is 256 x 256)"))
+    plt.ylabel(tr("utilization (fraction of peak)"))
+    plt.title(tr("One linear layer"))
+    plt.legend()
+    plt.tight_layout()
 show()
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): how did batch 1 compare with your guess, and what does a call at batch 1 spend its time on?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): batch 1 so với dự đoán của bạn thế nào, và một lần gọi ở batch 1 tốn thời gian vào việc gì?
+
+# %% [markdown] tags=["en", "answer:reflections/batch1_utilization"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/batch1_utilization"]
+# *Một dòng ở đây.*
 
 # %%
 grader.check("throughput")
+
+# %% [markdown] tags=["en"]
+# ### Break it on purpose: a timing that forgets the warm-up
+#
+# The first product of a shape pays a one-time cost: memory to allocate, a kernel to choose, caches to fill (on the
+# simulated device, `warmup_s` of `lab1_device.SIMULATED`). A timing that starts with that product measures the set-up
+# along with the work. Write the mistake yourself: `time_without_warmup` times `repeats` products from the very first
+# one, and `time_with_warmup`, beside it, runs one untimed product first. Both return the list of their times. The
+# grader checks each one by its symptom on simulated devices: the first time of the broken one includes the first-call
+# cost and its other times do not; no time of the right one includes it. A "broken" function that warms up after all,
+# or that is broken in another way, loses its points, as does a right one that forgets the warm-up.
+#
+# The cell below runs both on the simulated device, and once on this CPU (a shape not used before, so its first
+# product is a true first call). Look at the first time, at the mean and at the median: which one does a forgotten
+# warm-up move, and by how much?
+
+# %% [markdown] tags=["vi"]
+# ### Cố ý làm sai: bấm giờ mà quên khởi động
+#
+# Tích đầu tiên của một kích thước tốn một chi phí một lần: cấp phát bộ nhớ, chọn kernel, nạp bộ nhớ đệm (trên thiết bị
+# mô phỏng là `warmup_s` của `lab1_device.SIMULATED`). Một phép bấm giờ bắt đầu bằng tích đó đo cả phần chuẩn bị lẫn
+# phần việc. Hãy tự viết lỗi đó: `time_without_warmup` bấm giờ `repeats` tích ngay từ tích đầu tiên, còn
+# `time_with_warmup`, bên cạnh nó, chạy trước một tích không bấm giờ. Cả hai trả về danh sách thời gian đo được. Bộ chấm
+# kiểm tra mỗi hàm qua triệu chứng của nó trên các thiết bị mô phỏng: lần đo đầu tiên của hàm sai gồm cả chi phí của lần
+# gọi đầu tiên, các lần đo khác thì không; không lần đo nào của hàm đúng gồm chi phí đó. Một hàm "sai" mà rốt cuộc vẫn
+# khởi động, hoặc sai theo kiểu khác, mất điểm, và một hàm đúng mà quên khởi động cũng vậy.
+#
+# Ô bên dưới chạy cả hai hàm trên thiết bị mô phỏng, và một lần trên CPU này (một kích thước chưa dùng trước đó, nên tích
+# đầu tiên của nó đúng là lần gọi đầu tiên). Hãy nhìn lần đo đầu tiên, giá trị trung bình và trung vị: lỗi quên khởi
+# động làm dịch chuyển giá trị nào, và bao nhiêu?
+
+# %%
+import statistics
+
+with skip_if_unwritten():
+    broken = flops.time_without_warmup(rows=64, d_in=256, d_out=256, repeats=5, device=SIMULATED)
+    right = flops.time_with_warmup(rows=64, d_in=256, d_out=256, repeats=5, device=SIMULATED)
+    for i, (b, r) in enumerate(zip(broken, right), start=1):
+        print(tr("timed product {i}: without warm-up {b} ms, with warm-up {r} ms").format(
+            i=i, b=num(b * 1e3, "7.3f"), r=num(r * 1e3, "7.3f")))
+    for label, f in ((tr("mean"), statistics.mean), (tr("median"), statistics.median)):
+        print(tr("{stat}: without warm-up {b} ms, with warm-up {r} ms").format(
+            stat=label, b=num(f(broken) * 1e3, ".3f"), r=num(f(right) * 1e3, ".3f")))
+
+    cpu = flops.time_without_warmup(rows=96, d_in=200, d_out=300, repeats=5)
+    print(tr("this CPU, a new shape: first product {first} ms, median of the others {rest} ms").format(
+        first=num(cpu[0] * 1e3, ".3f"), rest=num(statistics.median(cpu[1:]) * 1e3, ".3f")))
+
+    plt.figure(figsize=(6, 3))
+    ticks = range(1, len(broken) + 1)
+    plt.bar([t - 0.2 for t in ticks], [b * 1e3 for b in broken], width=0.4, label=tr("without warm-up"))
+    plt.bar([t + 0.2 for t in ticks], [r * 1e3 for r in right], width=0.4, label=tr("with warm-up"))
+    plt.yscale("log")
+    plt.xlabel(tr("timed product"))
+    plt.ylabel(tr("ms (simulated device)"))
+    plt.title(tr("The first call pays a one-time cost"))
+    plt.legend()
+    plt.tight_layout()
+show()
+
+# %%
+grader.check("warmup")
+
+# %% [markdown] tags=["en"]
+# **Explain** (one line, marked by hand with the reflections): the sweep of part 6 reports the median of its repeats.
+# Would the median alone have hidden a forgotten warm-up, and why is a warm-up still needed?
+
+# %% [markdown] tags=["vi"]
+# **Giải thích** (một dòng, chấm tay cùng các suy ngẫm): phép quét ở phần 6 báo cáo trung vị của các lần lặp. Chỉ riêng
+# trung vị có che được lỗi quên khởi động không, và vì sao vẫn cần khởi động?
+
+# %% [markdown] tags=["en", "answer:reflections/warmup"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/warmup"]
+# *Một dòng ở đây.*
+
+# %% [markdown] tags=["en"]
+# ### Predict before you read on: MFU of a 7B model
+#
+# Part 7 turns the iron law's $\eta$ into a number you can measure on a training run. The chapter's example: a 7B
+# model trains on 1024 tokens per step, 1.2 s per step, on one A100 (312 TFLOP/s). Guess first: **what is its model
+# FLOPs utilization (MFU)?** A number in percent, from 0 to 100.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước khi đọc tiếp: MFU của một mô hình 7B
+#
+# Phần 7 biến $\eta$ của định luật sắt thành một con số đo được trên một lần huấn luyện. Ví dụ của chương: một mô hình
+# 7B huấn luyện với 1024 token mỗi bước, 1,2 s mỗi bước, trên một A100 (312 TFLOP/s). Hãy đoán trước: **mức sử dụng FLOP
+# của mô hình (MFU) là bao nhiêu?** Một số tính bằng phần trăm, từ 0 đến 100.
+
+# %%
+guess = None  # tr: your prediction, in %, from 0 to 100, in place of None
+predict("mfu_7b", guess)
 
 # %% [markdown] tags=["en"]
 # ## 7. The iron law and MFU (§2 Iron Law of Training Performance, §5 Identifying Bottlenecks)
@@ -551,21 +746,36 @@ grader.check("throughput")
 # Các lần chạy thực tế trong sản xuất đạt 30 đến 50% (PaLM báo cáo 46,2%).
 
 # %%
-mfu = costs.model_flops_utilization(n_params=7e9, tokens_per_step=1024, step_time_s=1.2,
-                                    peak_flop_per_s=312e12, n_devices=1)
-print(tr("MFU of the 7B example: {mfu}").format(mfu=num(mfu, 3)))
+EXAMPLE_7B = dict(n_params=7e9, tokens_per_step=1024, step_time_s=1.2, peak_flop_per_s=312e12, n_devices=1)
+mfu = attempt(costs.model_flops_utilization, **EXAMPLE_7B)  # tr: None while model_flops_utilization is not written
+reveal("mfu_7b", 100 * mfu if mfu is not None else None)
 
-O = costs.training_flops(n_params=70e9, n_tokens=2e12)  # Llama 2 70B
-print(tr("Llama 2 70B: {count} FLOPs").format(count=num(O, ".2e")))
-etas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
-days = [costs.iron_law_time_s(flops=O, peak_flop_per_s=1024 * 989e12, efficiency=e) / 86400 for e in etas]
-plt.figure(figsize=(6, 3))
-plt.plot(etas, days, "o-")
-plt.xlabel("MFU")
-plt.ylabel(tr("days on 1024 H100"))
-plt.title(tr("Training time of Llama 2 70B by the iron law"))
-plt.tight_layout()
+with skip_if_unwritten():
+    print(tr("MFU of the 7B example: {mfu}").format(mfu=num(costs.model_flops_utilization(**EXAMPLE_7B), 3)))
+
+    O = costs.training_flops(n_params=70e9, n_tokens=2e12)  # tr: Llama 2 70B
+    print(tr("Llama 2 70B: {count} FLOPs").format(count=num(O, ".2e")))
+    etas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    days = [costs.iron_law_time_s(flops=O, peak_flop_per_s=1024 * 989e12, efficiency=e) / 86400 for e in etas]
+    plt.figure(figsize=(6, 3))
+    plt.plot(etas, days, "o-")
+    plt.xlabel("MFU")
+    plt.ylabel(tr("days on 1024 H100"))
+    plt.title(tr("Training time of Llama 2 70B by the iron law"))
+    plt.tight_layout()
 show()
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): was your guess high or low, and which of the chapter's terms (the 6 FLOPs per parameter per token, the peak) did you misjudge?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn cao hay thấp, và bạn đã đánh giá sai số hạng nào của chương (6 FLOP cho mỗi tham số trên mỗi token, hay mức đỉnh)?
+
+# %% [markdown] tags=["en", "answer:reflections/mfu_7b"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/mfu_7b"]
+# *Một dòng ở đây.*
 
 # %%
 grader.check("iron_law_mfu")
@@ -654,32 +864,33 @@ grader.check("iron_law_mfu")
 #   32 V100 ($32 \times 15{,}7$ TFLOP/s $\approx 5{,}0 \times 10^{14}$).
 
 # %%
-V100_RATIO, A100_RATIO = 125 / 15.7, 312 / 19.5  # FP16 Tensor Cores over FP32: V100, A100
-measured = 220 / 90  # the chapter's V100: GPT-2 samples/s in mixed precision over FP32
-fraction = costs.implied_tensor_core_fraction(speedup=measured, peak_ratio=V100_RATIO)
-print(tr("V100: peak ratio {r}, measured speed-up {s}: {f} of the FP32 step ran on Tensor Cores").format(
-    r=num(V100_RATIO, 2), s=num(measured, 2), f=num(fraction, 3)))
-on_a100 = costs.mixed_precision_speedup(tensor_core_fraction=fraction, peak_ratio=A100_RATIO)
-print(tr("the same step on an A100 (peak ratio {r}): {s} times as fast").format(r=num(A100_RATIO, 0),
-                                                                                  s=num(on_a100, 2)))
+V100_RATIO, A100_RATIO = 125 / 15.7, 312 / 19.5  # tr: FP16 Tensor Cores over FP32: V100, A100
+measured = 220 / 90  # tr: the chapter's V100: GPT-2 samples/s in mixed precision over FP32
+with skip_if_unwritten():
+    fraction = costs.implied_tensor_core_fraction(speedup=measured, peak_ratio=V100_RATIO)
+    print(tr("V100: peak ratio {r}, measured speed-up {s}: {f} of the FP32 step ran on Tensor Cores").format(
+        r=num(V100_RATIO, 2), s=num(measured, 2), f=num(fraction, 3)))
+    on_a100 = costs.mixed_precision_speedup(tensor_core_fraction=fraction, peak_ratio=A100_RATIO)
+    print(tr("the same step on an A100 (peak ratio {r}): {s} times as fast").format(r=num(A100_RATIO, 0),
+                                                                                      s=num(on_a100, 2)))
 
-# the chapter's 32 V100s, two weeks and $50,000 in FP32; the FP32 efficiency, 0.5, is the lab's (the chapter gives none)
-job = dict(flops=32 * 15.7e12 * 0.5 * 14 * 86400, n_gpus=32, fp32_peak_flop_per_s=15.7e12, fp32_efficiency=0.5,
-           peak_ratio=V100_RATIO, tensor_core_fraction=fraction, usd_per_gpu_hour=50_000 / (32 * 14 * 24))
-for name, value in costs.mixed_precision_run(**job).items():
-    print(f"{name:>17}: {num(value, ',.6g')}")
+    # tr: the chapter's 32 V100s, two weeks and $50,000 in FP32; the FP32 efficiency, 0.5, is the lab's (the chapter gives none)
+    job = dict(flops=32 * 15.7e12 * 0.5 * 14 * 86400, n_gpus=32, fp32_peak_flop_per_s=15.7e12, fp32_efficiency=0.5,
+               peak_ratio=V100_RATIO, tensor_core_fraction=fraction, usd_per_gpu_hour=50_000 / (32 * 14 * 24))
+    for name, value in costs.mixed_precision_run(**job).items():
+        print(f"{name:>17}: {num(value, ',.6g')}")
 
-fs = [i / 50 for i in range(51)]
-plt.figure(figsize=(6, 3))
-for label, r in ((tr("V100, peak ratio 8"), V100_RATIO), (tr("A100, peak ratio 16"), A100_RATIO)):
-    plt.plot(fs, [costs.mixed_precision_speedup(tensor_core_fraction=x, peak_ratio=r) for x in fs], label=label)
-plt.plot([fraction], [measured], "ko", label=tr("the chapter's V100, 2.4x"))
-plt.yscale("log", base=2)
-plt.xlabel(tr("fraction of the FP32 step on Tensor Cores"))
-plt.ylabel(tr("step speed-up"))
-plt.title(tr("Amdahl's law: only the Tensor-Core work speeds up"))
-plt.legend()
-plt.tight_layout()
+    fs = [i / 50 for i in range(51)]
+    plt.figure(figsize=(6, 3))
+    for label, r in ((tr("V100, peak ratio 8"), V100_RATIO), (tr("A100, peak ratio 16"), A100_RATIO)):
+        plt.plot(fs, [costs.mixed_precision_speedup(tensor_core_fraction=x, peak_ratio=r) for x in fs], label=label)
+    plt.plot([fraction], [measured], "ko", label=tr("the chapter's V100, 2.4x"))
+    plt.yscale("log", base=2)
+    plt.xlabel(tr("fraction of the FP32 step on Tensor Cores"))
+    plt.ylabel(tr("step speed-up"))
+    plt.title(tr("Amdahl's law: only the Tensor-Core work speeds up"))
+    plt.legend()
+    plt.tight_layout()
 show()
 
 # %%
@@ -712,23 +923,24 @@ grader.check("mixed_precision")
 # MFU bao nhiêu.
 
 # %%
-run = costs.rent_vs_buy(n_params=70e9, n_tokens=2e12, n_gpus=1024, peak_flop_per_s=989e12, mfu=0.5,
-                       rent_per_gpu_hour=3.0, gpu_price=30_000.0)
-for name, value in run.items():
-    print(f"{name:>15}: {num(value, ',.4g')}")
-implied = costs.implied_mfu(n_params=70e9, n_tokens=2e12, gpu_hours=1_720_320, peak_flop_per_s=312e12)
-print(tr("implied MFU of the Llama 2 70B run: {mfu}").format(mfu=num(implied, 3)))
+with skip_if_unwritten():
+    run = costs.rent_vs_buy(n_params=70e9, n_tokens=2e12, n_gpus=1024, peak_flop_per_s=989e12, mfu=0.5,
+                           rent_per_gpu_hour=3.0, gpu_price=30_000.0)
+    for name, value in run.items():
+        print(f"{name:>15}: {num(value, ',.4g')}")
+    implied = costs.implied_mfu(n_params=70e9, n_tokens=2e12, gpu_hours=1_720_320, peak_flop_per_s=312e12)
+    print(tr("implied MFU of the Llama 2 70B run: {mfu}").format(mfu=num(implied, 3)))
 
-runs = list(range(0, 41))
-plt.figure(figsize=(6, 3))
-plt.plot(runs, [n * run["rent_cost"] / 1e6 for n in runs], label=tr("rent"))
-plt.plot(runs, [run["buy_cost"] / 1e6 for n in runs], label=tr("buy (GPUs only)"))
-plt.axvline(run["breakeven_runs"], color="gray", ls="--", lw=1)
-plt.xlabel(tr("number of training runs"))
-plt.ylabel(tr("cumulative cost ($M)"))
-plt.title(tr("Llama 2 70B on 1024 H100"))
-plt.legend()
-plt.tight_layout()
+    runs = list(range(0, 41))
+    plt.figure(figsize=(6, 3))
+    plt.plot(runs, [n * run["rent_cost"] / 1e6 for n in runs], label=tr("rent"))
+    plt.plot(runs, [run["buy_cost"] / 1e6 for n in runs], label=tr("buy (GPUs only)"))
+    plt.axvline(run["breakeven_runs"], color="gray", ls="--", lw=1)
+    plt.xlabel(tr("number of training runs"))
+    plt.ylabel(tr("cumulative cost ($M)"))
+    plt.title(tr("Llama 2 70B on 1024 H100"))
+    plt.legend()
+    plt.tight_layout()
 show()
 
 # %% [markdown] tags=["en"]
@@ -754,19 +966,21 @@ show()
 # %%
 case = dict(n_params=7e9, n_tokens=1e12, n_gpus=1024, peak_flop_per_s=312e12, gpu_watts=400.0,
             n_hosts=128, host_watts=200.0, pue=1.0)
-for mfu in (0.3, 0.5, 0.6):
-    e = costs.training_energy(**case, mfu=mfu)
-    print(f"MFU {num(mfu, 1)}: {num(e['hours'], '6.1f')} h, {num(e['power_kw'], 1)} kW, "
-          f"{num(e['energy_kwh'], '9,.0f')} kWh")
+with skip_if_unwritten():
+    for mfu in (0.3, 0.5, 0.6):
+        e = costs.training_energy(**case, mfu=mfu)
+        print(f"MFU {num(mfu, 1)}: {num(e['hours'], '6.1f')} h, {num(e['power_kw'], 1)} kW, "
+              f"{num(e['energy_kwh'], '9,.0f')} kWh")
 
 # %%
 mfus = [0.2, 0.3, 0.4, 0.5, 0.6]
-plt.figure(figsize=(6, 3))
-plt.plot(mfus, [costs.training_energy(**case, mfu=m)["energy_kwh"] / 1e3 for m in mfus], "o-")
-plt.xlabel("MFU")
-plt.ylabel(tr("energy (MWh)"))
-plt.title(tr("7B on 1e12 tokens, 1024 A100 + 128 hosts"))
-plt.tight_layout()
+with skip_if_unwritten():
+    plt.figure(figsize=(6, 3))
+    plt.plot(mfus, [costs.training_energy(**case, mfu=m)["energy_kwh"] / 1e3 for m in mfus], "o-")
+    plt.xlabel("MFU")
+    plt.ylabel(tr("energy (MWh)"))
+    plt.title(tr("7B on 1e12 tokens, 1024 A100 + 128 hosts"))
+    plt.tight_layout()
 show()
 
 # %%
@@ -816,7 +1030,9 @@ grader.check("rent_and_energy")
 # autograder submit lab1
 # ```
 #
-# It holds `flops.py` and `costs.py` (with their hashes), nothing else.
+# It holds your lab files (`flops.py`, `costs.py`), this notebook with its outputs and your answers, your predictions
+# (`predictions.json`) and `MANIFEST.json`, the size and SHA-256 hash of each file. The hand-in cell at the end of this
+# notebook writes the same zip.
 
 # %% [markdown] tags=["vi"]
 # ## Cách kiểm tra và nộp bài
@@ -840,4 +1056,6 @@ grader.check("rent_and_energy")
 # autograder submit lab1
 # ```
 #
-# Tệp zip chứa `flops.py` và `costs.py` (kèm mã băm của chúng), không gì khác.
+# Tệp zip chứa các tệp bài lab của bạn (`flops.py`, `costs.py`), sổ tay này cùng kết quả chạy và câu trả lời của bạn,
+# các dự đoán của bạn (`predictions.json`) và `MANIFEST.json`, kích thước và mã băm SHA-256 của từng tệp. Ô nộp bài ở
+# cuối sổ tay này tạo ra cùng tệp zip đó.

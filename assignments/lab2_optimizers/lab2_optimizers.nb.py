@@ -26,7 +26,9 @@
 # 5. **gradient noise** (nhiễu gradient): why the mini-batch gradient's noise falls as 1/√B;
 # 6. **GPT-2 XL's learning-rate schedule** (lịch tốc độ học) and gradient clipping;
 # 7. **the linear scaling rule** and warmup: the learning rate for a larger batch, and where the rule stops;
-# 8. **gradient accumulation** (tích luỹ gradient): why each micro-batch's loss is divided by k, and the two bugs the chapter warns about.
+# 8. **gradient accumulation** (tích luỹ gradient): why each micro-batch's loss is divided by k, and the two bugs the chapter warns about, which you then write on purpose.
+#
+# Before four of the measurements you write down a prediction (kept in `predictions.json`, never graded for being right), and after each one a line of reflection.
 #
 # You edit `optimizers.py` and `accumulation.py`; their docstrings are the contract (every convention the grader uses is written there). `lab2_models.py` is given: a tiny seeded classifier and its data. The whole notebook runs on a CPU in well under a minute.
 #
@@ -46,7 +48,9 @@
 # 5. **nhiễu gradient**: vì sao nhiễu của gradient mini-batch giảm theo 1/√B;
 # 6. **lịch tốc độ học của GPT-2 XL** và cắt gradient (gradient clipping);
 # 7. **quy tắc tỉ lệ tuyến tính** (linear scaling rule) và khởi động (warmup): tốc độ học cho batch lớn hơn, và nơi quy tắc dừng đúng;
-# 8. **tích luỹ gradient**: vì sao mất mát của mỗi micro-batch được chia cho k, cùng hai lỗi mà chương sách cảnh báo.
+# 8. **tích luỹ gradient**: vì sao mất mát của mỗi micro-batch được chia cho k, cùng hai lỗi mà chương sách cảnh báo, mà sau đó bạn cố ý tự viết.
+#
+# Trước bốn phép đo, bạn ghi lại một dự đoán (giữ trong `predictions.json`, không bao giờ được chấm theo đúng hay sai), và sau mỗi phép đo là một dòng suy ngẫm.
 #
 # Bạn sửa `optimizers.py` và `accumulation.py`; docstring của chúng là bản hợp đồng (mọi quy ước mà bộ chấm sử dụng đều được ghi ở đó). `lab2_models.py` được cho sẵn: một bộ phân loại rất nhỏ với seed cố định, cùng dữ liệu của nó. Toàn bộ sổ tay chạy trên CPU, dưới 1 phút và còn dư nhiều thời gian.
 #
@@ -79,14 +83,14 @@ import numpy as np
 import matplotlib.pyplot as plt
 import torch
 
-torch.set_num_threads(1)  # the models here are tiny: one thread is faster than two
+torch.set_num_threads(1)  # tr: the models here are tiny: one thread is faster than two
 
 import lab2_models
 import optimizers
 import accumulation
-from autograder.grading.notebook_text import num, nums, show, tr  # what the cells print and plot, in the notebook's language
+from autograder.grading.notebook_text import num, nums, show, tr  # tr: what the cells print and plot, in the notebook's language
 
-# How the plots name and draw each optimizer
+# tr: How the plots name and draw each optimizer
 LABEL = {"sgd": "SGD", "momentum": tr("momentum"), "rmsprop": "RMSprop", "adam": "Adam"}
 STYLE = {"sgd": dict(color="tab:blue", ls="-", marker="o"), "momentum": dict(color="tab:orange", ls="--", marker="s"),
          "rmsprop": dict(color="tab:green", ls="-.", marker="^"), "adam": dict(color="tab:red", ls=":", marker="D")}
@@ -124,23 +128,24 @@ STYLE = {"sgd": dict(color="tab:blue", ls="-", marker="o"), "momentum": dict(col
 # Hãy cài đặt `sgd_step`, `rmsprop_step` và `adam_step`. Ô bên dưới cho cùng 50 gradient chạy lại qua Adam của bạn và qua `torch.optim.Adam`; bộ chấm làm điều tương tự cho mọi quy tắc, qua nhiều bước, với sai lệch khoảng 1e-6.
 
 # %%
-rng = np.random.default_rng(0)
-theta0 = rng.normal(size=(4, 3))
-grads = [rng.normal(size=(4, 3)) for _ in range(50)]
+with skip_if_unwritten():
+    rng = np.random.default_rng(0)
+    theta0 = rng.normal(size=(4, 3))
+    grads = [rng.normal(size=(4, 3)) for _ in range(50)]
 
-theta, state = theta0, {}
-for g in grads:
-    theta, state = optimizers.adam_step(params=theta, grads=g, state=state, lr=1e-2)
+    theta, state = theta0, {}
+    for g in grads:
+        theta, state = optimizers.adam_step(params=theta, grads=g, state=state, lr=1e-2)
 
-p = torch.tensor(theta0, requires_grad=True)
-opt = torch.optim.Adam([p], lr=1e-2)
-for g in grads:
-    p.grad = torch.tensor(g)
-    opt.step()
+    p = torch.tensor(theta0, requires_grad=True)
+    opt = torch.optim.Adam([p], lr=1e-2)
+    for g in grads:
+        p.grad = torch.tensor(g)
+        opt.step()
 
-print(tr("state keys: {keys}, step: {step}").format(keys=sorted(state), step=state["step"]))
-print(tr("max |yours - torch.optim| after 50 steps: {error}").format(
-    error=num(np.abs(theta - p.detach().numpy()).max(), ".1e")))
+    print(tr("state keys: {keys}, step: {step}").format(keys=sorted(state), step=state["step"]))
+    print(tr("max |yours - torch.optim| after 50 steps: {error}").format(
+        error=num(np.abs(theta - p.detach().numpy()).max(), ".1e")))
 
 # %%
 grader.check("update_rules")
@@ -170,59 +175,60 @@ grader.check("update_rules")
 # Một quỹ đạo là một chuỗi dài các bước tính dấu phẩy động, và có những thiết lập khuếch đại sai số làm tròn: RMSprop với tốc độ học lớn nảy qua lại giữa hai vách thung lũng Rosenbrock, và hai cách cài đặt đúng nhưng làm tròn khác nhau (gradient viết thành $400x^3 - 400xy + 2x - 2$ thay vì theo thứ tự của autograd) có thể đi rất xa nhau. Bộ chấm đo độ nhạy với sai số làm tròn của từng trường hợp và chừa chỗ cho nó, nên bạn không cần khớp với torch đến từng bit.
 
 # %%
-runs = {
-    "quadratic": ((-2.0, 1.0), 50, (0.0, 0.0), {"sgd": {"lr": 0.09}, "momentum": {"lr": 0.02}, "rmsprop": {"lr": 0.05}, "adam": {"lr": 0.1}}),
-    "rosenbrock": ((-1.5, 2.0), 1000, (1.0, 1.0), {"sgd": {"lr": 1e-3}, "momentum": {"lr": 2e-4}, "rmsprop": {"lr": 3e-3}, "adam": {"lr": 0.02}}),
-}
-paths = {surface: {name: optimizers.trajectory(surface=surface, optimizer=name, start=start, steps=steps, hparams=hp)
-                   for name, hp in settings.items()}
-         for surface, (start, steps, minimum, settings) in runs.items()}
-box = {"quadratic": ((-2.2, 2.2), (-1.2, 1.2)), "rosenbrock": ((-2.0, 2.0), (-0.6, 2.6))}  # (x range, y range)
-title = {"quadratic": tr("quadratic"), "rosenbrock": "Rosenbrock"}
+with skip_if_unwritten():
+    runs = {
+        "quadratic": ((-2.0, 1.0), 50, (0.0, 0.0), {"sgd": {"lr": 0.09}, "momentum": {"lr": 0.02}, "rmsprop": {"lr": 0.05}, "adam": {"lr": 0.1}}),
+        "rosenbrock": ((-1.5, 2.0), 1000, (1.0, 1.0), {"sgd": {"lr": 1e-3}, "momentum": {"lr": 2e-4}, "rmsprop": {"lr": 3e-3}, "adam": {"lr": 0.02}}),
+    }
+    paths = {surface: {name: optimizers.trajectory(surface=surface, optimizer=name, start=start, steps=steps, hparams=hp)
+                       for name, hp in settings.items()}
+             for surface, (start, steps, minimum, settings) in runs.items()}
+    box = {"quadratic": ((-2.2, 2.2), (-1.2, 1.2)), "rosenbrock": ((-2.0, 2.0), (-0.6, 2.6))}  # tr: (x range, y range)
+    title = {"quadratic": tr("quadratic"), "rosenbrock": "Rosenbrock"}
 
-def contours(ax, surface):
-    (x0, x1), (y0, y1) = box[surface]
-    X, Y = np.meshgrid(np.linspace(x0, x1, 200), np.linspace(y0, y1, 200))
-    Z, _ = optimizers.loss_surface(surface=surface, xy=np.stack([X, Y], axis=-1))
-    ax.contour(X, Y, np.log1p(Z), levels=25, cmap="Greys", linewidths=0.6)
-    start, minimum = runs[surface][0], runs[surface][2]
-    ax.plot(*start, "ko"); ax.plot(*minimum, "k*", ms=12)  # where it starts, the minimum
-    ax.set_xlim(x0, x1); ax.set_ylim(y0, y1)
+    def contours(ax, surface):
+        (x0, x1), (y0, y1) = box[surface]
+        X, Y = np.meshgrid(np.linspace(x0, x1, 200), np.linspace(y0, y1, 200))
+        Z, _ = optimizers.loss_surface(surface=surface, xy=np.stack([X, Y], axis=-1))
+        ax.contour(X, Y, np.log1p(Z), levels=25, cmap="Greys", linewidths=0.6)
+        start, minimum = runs[surface][0], runs[surface][2]
+        ax.plot(*start, "ko"); ax.plot(*minimum, "k*", ms=12)  # tr: where it starts, the minimum
+        ax.set_xlim(x0, x1); ax.set_ylim(y0, y1)
 
-# Top: the quadratic's four paths, then both surfaces' loss curves.
-# Bottom: Rosenbrock's paths share one valley, so each optimizer gets its own panel (the others in grey).
-fig = plt.figure(figsize=(14, 8), layout="constrained")
-axd = fig.subplot_mosaic([["quadratic"] * 4 + ["loss quadratic"] * 4 + ["loss rosenbrock"] * 4,
-                          [name for name in optimizers.OPTIMIZERS for _ in range(3)]])
-for surface, (start, steps, minimum, settings) in runs.items():
-    ax_loss = axd[f"loss {surface}"]
-    for name, path in paths[surface].items():
-        loss, _ = optimizers.loss_surface(surface=surface, xy=path)  # (steps + 1,)
-        ax_loss.semilogy(loss, **STYLE[name], markevery=steps // 10, ms=4, label=LABEL[name])
-    ax_loss.set_title(tr("{surface}: loss").format(surface=title[surface]))
-    ax_loss.set_xlabel(tr("step")); ax_loss.set_ylabel(tr("loss"))
-    ax_loss.legend(fontsize=8)
+    # tr: Top: the quadratic's four paths, then both surfaces' loss curves.
+    # tr: Bottom: Rosenbrock's paths share one valley, so each optimizer gets its own panel (the others in grey).
+    fig = plt.figure(figsize=(14, 8), layout="constrained")
+    axd = fig.subplot_mosaic([["quadratic"] * 4 + ["loss quadratic"] * 4 + ["loss rosenbrock"] * 4,
+                              [name for name in optimizers.OPTIMIZERS for _ in range(3)]])
+    for surface, (start, steps, minimum, settings) in runs.items():
+        ax_loss = axd[f"loss {surface}"]
+        for name, path in paths[surface].items():
+            loss, _ = optimizers.loss_surface(surface=surface, xy=path)  # tr: (steps + 1,)
+            ax_loss.semilogy(loss, **STYLE[name], markevery=steps // 10, ms=4, label=LABEL[name])
+        ax_loss.set_title(tr("{surface}: loss").format(surface=title[surface]))
+        ax_loss.set_xlabel(tr("step")); ax_loss.set_ylabel(tr("loss"))
+        ax_loss.legend(fontsize=8)
 
-ax = axd["quadratic"]
-start, steps, minimum, settings = runs["quadratic"]
-contours(ax, "quadratic")
-for name, path in paths["quadratic"].items():
-    ax.plot(path[:, 0], path[:, 1], **STYLE[name], ms=3, lw=1.2, label=f"{LABEL[name]}, lr {num(settings[name]['lr'], 'g')}")
-ax.set_title(tr("quadratic: {steps} steps from {start}").format(steps=num(steps), start=nums(start, brackets="()")))
-ax.legend(fontsize=8, loc="upper right")
+    ax = axd["quadratic"]
+    start, steps, minimum, settings = runs["quadratic"]
+    contours(ax, "quadratic")
+    for name, path in paths["quadratic"].items():
+        ax.plot(path[:, 0], path[:, 1], **STYLE[name], ms=3, lw=1.2, label=f"{LABEL[name]}, lr {num(settings[name]['lr'], 'g')}")
+    ax.set_title(tr("quadratic: {steps} steps from {start}").format(steps=num(steps), start=nums(start, brackets="()")))
+    ax.legend(fontsize=8, loc="upper right")
 
-start, steps, minimum, settings = runs["rosenbrock"]
-for name in optimizers.OPTIMIZERS:
-    ax = axd[name]
-    contours(ax, "rosenbrock")
-    for other, path in paths["rosenbrock"].items():
-        if other != name:
-            ax.plot(path[:, 0], path[:, 1], color="0.6", lw=0.8)
-    path = paths["rosenbrock"][name]
-    ax.plot(path[:, 0], path[:, 1], **{**STYLE[name], "ls": "-"}, lw=1.5, ms=4, markevery=100)  # a marker every 100 steps
-    ax.plot(*path[-1], marker=STYLE[name]["marker"], color=STYLE[name]["color"], ms=10, mec="k")  # where it ends
-    ax.set_title(tr("Rosenbrock, {optimizer} (lr {lr}): {steps} steps").format(
-        optimizer=LABEL[name], lr=num(settings[name]["lr"], "g"), steps=num(steps)), fontsize=10)
+    start, steps, minimum, settings = runs["rosenbrock"]
+    for name in optimizers.OPTIMIZERS:
+        ax = axd[name]
+        contours(ax, "rosenbrock")
+        for other, path in paths["rosenbrock"].items():
+            if other != name:
+                ax.plot(path[:, 0], path[:, 1], color="0.6", lw=0.8)
+        path = paths["rosenbrock"][name]
+        ax.plot(path[:, 0], path[:, 1], **{**STYLE[name], "ls": "-"}, lw=1.5, ms=4, markevery=100)  # tr: a marker every 100 steps
+        ax.plot(*path[-1], marker=STYLE[name]["marker"], color=STYLE[name]["color"], ms=10, mec="k")  # tr: where it ends
+        ax.set_title(tr("Rosenbrock, {optimizer} (lr {lr}): {steps} steps").format(
+            optimizer=LABEL[name], lr=num(settings[name]["lr"], "g"), steps=num(steps)), fontsize=10)
 show()
 
 # %% [markdown] tags=["en"]
@@ -233,6 +239,20 @@ show()
 
 # %%
 grader.check("trajectories")
+
+# %% [markdown] tags=["en"]
+# ### Predict first: Adam's memory against SGD's
+#
+# Training keeps the parameters and the optimizer's state. **Parameters plus state: Adam takes how many times the memory of plain SGD (no momentum)?** A multiple (x), from 0.5 to 10. Write it in place of `None` and run the cell. Your first answer is kept with its time in `predictions.json`; once the measurement has run, a change is recorded as a change and the prediction stays. Nothing here is graded for being right.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước: bộ nhớ của Adam so với SGD
+#
+# Huấn luyện giữ các tham số và trạng thái của bộ tối ưu. **Tham số cộng trạng thái: Adam chiếm bộ nhớ gấp bao nhiêu lần SGD thuần (không động lượng)?** Một bội số (x), từ 0,5 đến 10. Viết nó thay cho `None` rồi chạy ô. Câu trả lời đầu tiên của bạn được giữ lại cùng thời điểm trong `predictions.json`; khi phép đo đã chạy, mỗi lần sửa được ghi lại là một lần sửa và dự đoán vẫn giữ nguyên. Không có gì ở đây được chấm theo đúng hay sai.
+
+# %%
+guess = None  # tr: your prediction, a multiple (x) from 0.5 to 10, in place of None
+predict("adam_vs_sgd_memory", guess)
 
 # %% [markdown] tags=["en"]
 # ## 3. Optimizer state (trạng thái) and its memory: §3.2.3 Optimization algorithm system implications
@@ -249,26 +269,45 @@ grader.check("trajectories")
 # Hãy cài đặt `optimizer_memory` (quy tắc) và `optimizer_state_footprint`; hàm sau tạo một bộ tối ưu `torch.optim` thật, thực hiện một bước, rồi đếm những gì nó thực sự lưu giữ.
 
 # %%
-for name in optimizers.OPTIMIZERS:
-    rule = optimizers.optimizer_memory(num_params=100_000_000, optimizer=name, bytes_per_value=4)
-    real = optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer=name, hparams={})
-    print(tr("{optimizer} rule: state {mb} MB for 100M FP32 parameters, {rule}x   | torch keeps {keys}: {real}x").format(
-        optimizer=f"{LABEL[name]:>11}", mb=num(rule["state_bytes"] / 1e6, "6,.0f"), rule=num(rule["multiple"]),
-        keys=real["state_keys"], real=num(real["multiple"], 0)))
-amsgrad = optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer="adam", hparams={"amsgrad": True})
-print(tr("Adam with amsgrad keeps {keys} -> {multiple}x").format(keys=amsgrad["state_keys"],
-                                                                 multiple=num(amsgrad["multiple"], 0)))
+with skip_if_unwritten():
+    for name in optimizers.OPTIMIZERS:
+        rule = optimizers.optimizer_memory(num_params=100_000_000, optimizer=name, bytes_per_value=4)
+        real = optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer=name, hparams={})
+        print(tr("{optimizer} rule: state {mb} MB for 100M FP32 parameters, {rule}x   | torch keeps {keys}: {real}x").format(
+            optimizer=f"{LABEL[name]:>11}", mb=num(rule["state_bytes"] / 1e6, "6,.0f"), rule=num(rule["multiple"]),
+            keys=real["state_keys"], real=num(real["multiple"], 0)))
+    amsgrad = optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer="adam", hparams={"amsgrad": True})
+    print(tr("Adam with amsgrad keeps {keys} -> {multiple}x").format(keys=amsgrad["state_keys"],
+                                                                     multiple=num(amsgrad["multiple"], 0)))
 
 # %%
-names = list(optimizers.OPTIMIZERS)
-rule = [optimizers.optimizer_memory(num_params=100, optimizer=n, bytes_per_value=4)["multiple"] for n in names]
-real = [optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer=n, hparams={})["multiple"]
-        for n in names]
-x = np.arange(len(names))
-plt.figure(figsize=(5, 3))
-plt.bar(x - 0.2, rule, 0.4, label=tr("the rule"))
-plt.bar(x + 0.2, real, 0.4, label=tr("what torch.optim keeps"))
-plt.xticks(x, [LABEL[n] for n in names]); plt.ylabel(tr("memory / parameter memory")); plt.legend(); show()
+adam = attempt(optimizers.optimizer_memory, num_params=100_000_000, optimizer="adam", bytes_per_value=4)
+sgd = attempt(optimizers.optimizer_memory, num_params=100_000_000, optimizer="sgd", bytes_per_value=4)
+reveal("adam_vs_sgd_memory", adam["multiple"] / sgd["multiple"] if adam and sgd else None)
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): was your guess above or below the rule's multiple, and what does Adam keep per parameter that plain SGD does not?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn cao hơn hay thấp hơn bội số của quy tắc, và Adam giữ gì cho mỗi tham số mà SGD thuần không giữ?
+
+# %% [markdown] tags=["en", "answer:reflections/adam_vs_sgd_memory"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/adam_vs_sgd_memory"]
+# *Một dòng ở đây.*
+
+# %%
+with skip_if_unwritten():
+    names = list(optimizers.OPTIMIZERS)
+    rule = [optimizers.optimizer_memory(num_params=100, optimizer=n, bytes_per_value=4)["multiple"] for n in names]
+    real = [optimizers.optimizer_state_footprint(config=lab2_models.DEFAULT_CONFIG, optimizer=n, hparams={})["multiple"]
+            for n in names]
+    x = np.arange(len(names))
+    plt.figure(figsize=(5, 3))
+    plt.bar(x - 0.2, rule, 0.4, label=tr("the rule"))
+    plt.bar(x + 0.2, real, 0.4, label=tr("what torch.optim keeps"))
+    plt.xticks(x, [LABEL[n] for n in names]); plt.ylabel(tr("memory / parameter memory")); plt.legend(); show()
 
 # %%
 grader.check("optimizer_state")
@@ -310,45 +349,46 @@ grader.check("optimizer_state")
 # Hãy cài đặt `adamw_step` (nó là một lần suy giảm và một `adam_step`). Ô đầu tiên so nó với `torch.optim.AdamW`; ô thứ hai cho thấy khác biệt với L2 trên ba tham số bắt đầu từ 1, với gradient đổi dấu luân phiên ở các độ lớn 0,01, 1 và 100: tính trung bình, mất mát không kéo chúng đi đâu cả, nên chỉ có suy giảm làm chúng thay đổi.
 
 # %%
-theta, state = theta0, {}
-for g in grads:  # the same 50 gradients as in part 1
-    theta, state = optimizers.adamw_step(params=theta, grads=g, state=state, lr=1e-2, weight_decay=0.1)
+with skip_if_unwritten():
+    theta, state = theta0, {}
+    for g in grads:  # tr: the same 50 gradients as in part 1
+        theta, state = optimizers.adamw_step(params=theta, grads=g, state=state, lr=1e-2, weight_decay=0.1)
 
-p = torch.tensor(theta0, requires_grad=True)
-opt = torch.optim.AdamW([p], lr=1e-2, weight_decay=0.1)
-for g in grads:
-    p.grad = torch.tensor(g)
-    opt.step()
+    p = torch.tensor(theta0, requires_grad=True)
+    opt = torch.optim.AdamW([p], lr=1e-2, weight_decay=0.1)
+    for g in grads:
+        p.grad = torch.tensor(g)
+        opt.step()
 
-print(tr("max |yours - torch.optim.AdamW| after 50 steps: {error}").format(
-    error=num(np.abs(theta - p.detach().numpy()).max(), ".1e")))
-arrays = [key for key, value in state.items() if np.shape(value) == theta0.shape]
-print(tr("AdamW's state keeps {keys}: {n} arrays of the parameters' shape, so parameters plus state are {multiple}x").format(
-    keys=sorted(state), n=num(len(arrays)), multiple=num(1 + len(arrays))))
+    print(tr("max |yours - torch.optim.AdamW| after 50 steps: {error}").format(
+        error=num(np.abs(theta - p.detach().numpy()).max(), ".1e")))
+    arrays = [key for key, value in state.items() if np.shape(value) == theta0.shape]
+    print(tr("AdamW's state keeps {keys}: {n} arrays of the parameters' shape, so parameters plus state are {multiple}x").format(
+        keys=sorted(state), n=num(len(arrays)), multiple=num(1 + len(arrays))))
 
 # %%
-# Three parameters, all starting at 1; gradient sizes 0.01, 1 and 100, alternating in sign: no net pull from the loss.
-sizes, lr, decay, n = np.array([0.01, 1.0, 100.0]), 1e-2, 0.1, 300
-runs = {}
-for name, step_fn in (("AdamW", optimizers.adamw_step), (tr("Adam with L2"), optimizers.adam_step)):
-    theta, state, path = np.ones(3), {}, [np.ones(3)]
-    for t in range(n):
-        theta, state = step_fn(params=theta, grads=sizes * (-1.0) ** t, state=state, lr=lr, weight_decay=decay)
-        path.append(theta)
-    runs[name] = np.array(path)  # (n + 1, 3)
+with skip_if_unwritten():
+    # tr: Three parameters, all starting at 1; gradient sizes 0.01, 1 and 100, alternating in sign: no net pull from the loss.
+    sizes, lr, decay, n = np.array([0.01, 1.0, 100.0]), 1e-2, 0.1, 300
+    runs = {}
+    for name, step_fn in (("AdamW", optimizers.adamw_step), (tr("Adam with L2"), optimizers.adam_step)):
+        theta, state, path = np.ones(3), {}, [np.ones(3)]
+        for t in range(n):
+            theta, state = step_fn(params=theta, grads=sizes * (-1.0) ** t, state=state, lr=lr, weight_decay=decay)
+            path.append(theta)
+        runs[name] = np.array(path)  # tr: (n + 1, 3)
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True, layout="constrained")
-for ax, (name, path) in zip(axes, runs.items()):
-    for i, (size, ls) in enumerate(zip(sizes, ("-", "--", ":"))):
-        ax.plot(path[:, i], ls, label=tr("gradient size {size}").format(size=num(size, "g")))
-    ax.plot((1 - lr * decay) ** np.arange(n + 1), color="0.6", lw=5, alpha=0.5, zorder=0, label="(1 − ηλ)^t")
-    ax.set_title(name); ax.set_xlabel(tr("step")); ax.legend(fontsize=8)
-axes[0].set_ylabel(tr("parameter value"))
-show()
-for name, path in runs.items():
-    print(tr("{method}: after {n} steps the parameters are {values}").format(
-        method=f"{name:>13}", n=num(n), values=nums(path[-1], ".3f")))
-print(tr("decay alone, (1 - lr * weight_decay)^{n} = {value}").format(n=num(n), value=num((1 - lr * decay) ** n, ".3f")))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True, layout="constrained")
+    for ax, (name, path) in zip(axes, runs.items()):
+        for i, (size, ls) in enumerate(zip(sizes, ("-", "--", ":"))):
+            ax.plot(path[:, i], ls, label=tr("gradient size {size}").format(size=num(size, "g")))
+        ax.plot((1 - lr * decay) ** np.arange(n + 1), color="0.6", lw=5, alpha=0.5, zorder=0, label="(1 − ηλ)^t")
+        ax.set_title(name); ax.set_xlabel(tr("step")); ax.legend(fontsize=8)
+    axes[0].set_ylabel(tr("parameter value")); show()
+    for name, path in runs.items():
+        print(tr("{method}: after {n} steps the parameters are {values}").format(
+            method=f"{name:>13}", n=num(n), values=nums(path[-1], ".3f")))
+    print(tr("decay alone, (1 - lr * weight_decay)^{n} = {value}").format(n=num(n), value=num((1 - lr * decay) ** n, ".3f")))
 
 # %% [markdown] tags=["en"]
 # With AdamW the three parameters shrink together, whatever their gradients, just below $(1-\eta\lambda)^t$: the small gap is Adam's own first steps on the alternating gradient, the same for all three because Adam's step $\hat m/\sqrt{\hat v}$ does not depend on the gradient's size. With L2 the decay term is divided by each parameter's own $\sqrt{\hat v}$: the parameter with small gradients is pushed to 0 within about two hundred steps, while the one with gradients of size 100 hardly moves. That is the footnote's "weakened regularization for parameters with large historical gradients", measured.
@@ -358,6 +398,20 @@ print(tr("decay alone, (1 - lr * weight_decay)^{n} = {value}").format(n=num(n), 
 
 # %%
 grader.check("adamw")
+
+# %% [markdown] tags=["en"]
+# ### Predict first: the noise at 4x the batch
+#
+# **At 4 times the batch (128 examples instead of 32), the mini-batch gradient's noise (its standard deviation) is what multiple of today's?** A multiple (x), from 0.01 to 4. Write it in place of `None` and run the cell. Your first answer is kept with its time in `predictions.json`; once the measurement has run, a change is recorded as a change and the prediction stays. Nothing here is graded for being right.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước: nhiễu khi batch lớn gấp 4
+#
+# **Khi batch lớn gấp 4 lần (128 mẫu thay vì 32), nhiễu của gradient mini-batch (độ lệch chuẩn của nó) bằng bao nhiêu lần hiện nay?** Một bội số (x), từ 0,01 đến 4. Viết nó thay cho `None` rồi chạy ô. Câu trả lời đầu tiên của bạn được giữ lại cùng thời điểm trong `predictions.json`; khi phép đo đã chạy, mỗi lần sửa được ghi lại là một lần sửa và dự đoán vẫn giữ nguyên. Không có gì ở đây được chấm theo đúng hay sai.
+
+# %%
+guess = None  # tr: your prediction, a multiple (x) from 0.01 to 4, in place of None
+predict("noise_4x", guess)
 
 # %% [markdown] tags=["en"]
 # ## 5. Gradient noise (nhiễu gradient): §3.2.1.2 Mini-batch processing
@@ -370,16 +424,35 @@ grader.check("adamw")
 # Gradient mini-batch là trung bình của B gradient theo từng mẫu, nên độ lệch chuẩn của nó giảm theo $\sigma/\sqrt{B}$: trên đồ thị log-log, đó là một đường thẳng có hệ số góc −0,5. Chương sách nêu quy luật 1/√B nhưng không có thí nghiệm cho nó, nên thí nghiệm ở đây là của bài lab (một mô hình cố định, các batch rút có hoàn lại từ một tập mẫu). Hãy cài đặt `gradient_noise` đúng như docstring của nó mô tả (bộ chấm chạy lại đúng thí nghiệm đó), rồi khớp hệ số góc.
 
 # %%
-batch_sizes = [1, 2, 4, 8, 16, 32, 64, 128]
-noise = optimizers.gradient_noise(config=optimizers.NOISE_CONFIG, batch_sizes=batch_sizes, trials=50, pool_size=512, seed=0)
-B = np.array(batch_sizes)
-fig, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
-ax.loglog(B, noise["std"][0] / np.sqrt(B), "-", color="0.75", lw=5, label=tr("1/√B, from the value at B = 1"))
-ax.loglog(B, np.exp(noise["intercept"]) * B ** noise["slope"], "-", color="tab:orange",
-          label=tr("fit: slope {slope}").format(slope=num(noise["slope"], 3)))
-ax.loglog(B, noise["std"], "o", color="tab:blue", label=tr("measured std of the mini-batch gradient"))
-ax.set_xticks(B, [str(b) for b in batch_sizes]); ax.xaxis.set_minor_locator(plt.NullLocator())
-ax.set_xlabel(tr("batch size B")); ax.set_ylabel(tr("gradient noise (std)")); ax.legend(loc="lower left"); show()
+with skip_if_unwritten():
+    batch_sizes = [1, 2, 4, 8, 16, 32, 64, 128]
+    noise = optimizers.gradient_noise(config=optimizers.NOISE_CONFIG, batch_sizes=batch_sizes, trials=50, pool_size=512, seed=0)
+    B = np.array(batch_sizes)
+    fig, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
+    ax.loglog(B, noise["std"][0] / np.sqrt(B), "-", color="0.75", lw=5, label=tr("1/√B, from the value at B = 1"))
+    ax.loglog(B, np.exp(noise["intercept"]) * B ** noise["slope"], "-", color="tab:orange",
+              label=tr("fit: slope {slope}").format(slope=num(noise["slope"], 3)))
+    ax.loglog(B, noise["std"], "o", color="tab:blue", label=tr("measured std of the mini-batch gradient"))
+    ax.set_xticks(B, [str(b) for b in batch_sizes]); ax.xaxis.set_minor_locator(plt.NullLocator())
+    ax.set_xlabel(tr("batch size B")); ax.set_ylabel(tr("gradient noise (std)")); ax.legend(loc="lower left"); show()
+
+# %%
+# tr: the noise at B = 128 divided by the noise at B = 32 (4 times the batch)
+noise = attempt(optimizers.gradient_noise, config=optimizers.NOISE_CONFIG, batch_sizes=[32, 128], trials=50,
+                pool_size=512, seed=0)
+reveal("noise_4x", noise["std"][1] / noise["std"][0] if noise is not None else None)
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): was the measured multiple near your guess, and what does it say about how much larger a batch must be to halve the noise again?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): bội số đo được có gần dự đoán của bạn không, và nó nói gì về việc batch phải lớn thêm bao nhiêu để nhiễu lại giảm một nửa?
+
+# %% [markdown] tags=["en", "answer:reflections/noise_4x"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/noise_4x"]
+# *Một dòng ở đây.*
 
 # %% [markdown] tags=["en"]
 # Quadrupling the batch only halves the noise. The chapter draws the consequence in §3.2.1.2 Mini-batch processing: beyond the critical batch size, "the noise reduction from larger batches no longer compensates for the reduced number of updates per epoch". Part 7 turns that into a learning rate.
@@ -401,29 +474,43 @@ grader.check("gradient_noise")
 # Cấu hình GPT-2 XL của chương ("một cấu hình huấn luyện GPT-2 XL tiêu biểu", khung trong §3.2.3 Optimization algorithm system implications) dùng Adam, β = (0,9; 0,999), suy giảm trọng số (weight decay) 0,01 và cắt gradient ở chuẩn toàn cục (global norm) 1,0. Tốc độ học khởi động (warmup): tăng tuyến tính từ 0 lên 2,5e-4 trong 500 bước, rồi giảm theo đường cosin. Chương sách không nêu đường cosin kết thúc ở đâu, cũng không nêu mức sàn: bài lab cho nó kết thúc tại bước 50.000, lấy từ câu "hội tụ sau ~50K bước" trong cùng khung đó, và để mức sàn là một tham số (mặc định 0). Lịch tốc độ học là một móc (hook) không trạng thái tác động lên η (§3.2.5 Learning rate scheduling integration): nó đổi tốc độ học, không bao giờ đổi các phương trình của bộ tối ưu. Hãy cài đặt `lr_schedule` và `clip_grad_norm`.
 
 # %%
-for key, value in optimizers.GPT2_XL.items():  # the chapter's setup
-    print(f"{key:>14} = {nums(value, ',g', brackets='()') if isinstance(value, tuple) else num(value, ',g')}")
-steps = np.arange(0, 55_001, 50)
-lrs = {tr("floor {lr}").format(lr=num(0)): np.asarray(optimizers.lr_schedule(steps=steps)),
-       tr("floor {lr}").format(lr=num(2.5e-5, "g")): np.asarray(optimizers.lr_schedule(steps=steps, min_lr=2.5e-5))}
-fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), layout="constrained")
-for ax, last, where in zip(axes, (55_000, 1_000), ("upper right", "lower right")):
-    keep = steps <= last
-    for (label, lr), ls in zip(lrs.items(), ("-", "--")):
-        ax.plot(steps[keep], lr[keep], ls, label=label)
-    ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))  # 2.5 × 1e-4, not 0.00025
-    ax.set_xlabel(tr("step")); ax.set_ylabel(tr("learning rate")); ax.legend(loc=where)
-axes[0].set_title(tr("the whole run")); axes[1].set_title(tr("the warmup: the first 1,000 steps"))
-show()
-key_steps = [0, 250, 500, 25_250, 50_000, 60_000]
-print(tr("learning rate at steps {steps}: {lrs}").format(
-    steps=nums(key_steps), lrs=nums(optimizers.lr_schedule(steps=key_steps), "g")))
-clipped = optimizers.clip_grad_norm(grads=[np.array([3.0, 4.0])], max_norm=1.0)
-print(tr("clip {grads} to norm 1: {clipped}, norm before: {norm}").format(
-    grads=nums([3, 4]), clipped=nums(clipped["grads"][0], "g"), norm=num(clipped["total_norm"], "g")))
+with skip_if_unwritten():
+    for key, value in optimizers.GPT2_XL.items():  # tr: the chapter's setup
+        print(f"{key:>14} = {nums(value, ',g', brackets='()') if isinstance(value, tuple) else num(value, ',g')}")
+    steps = np.arange(0, 55_001, 50)
+    lrs = {tr("floor {lr}").format(lr=num(0)): np.asarray(optimizers.lr_schedule(steps=steps)),
+           tr("floor {lr}").format(lr=num(2.5e-5, "g")): np.asarray(optimizers.lr_schedule(steps=steps, min_lr=2.5e-5))}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), layout="constrained")
+    for ax, last, where in zip(axes, (55_000, 1_000), ("upper right", "lower right")):
+        keep = steps <= last
+        for (label, lr), ls in zip(lrs.items(), ("-", "--")):
+            ax.plot(steps[keep], lr[keep], ls, label=label)
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))  # tr: 2.5 × 1e-4, not 0.00025
+        ax.set_xlabel(tr("step")); ax.set_ylabel(tr("learning rate")); ax.legend(loc=where)
+    axes[0].set_title(tr("the whole run")); axes[1].set_title(tr("the warmup: the first 1,000 steps")); show()
+    key_steps = [0, 250, 500, 25_250, 50_000, 60_000]
+    print(tr("learning rate at steps {steps}: {lrs}").format(
+        steps=nums(key_steps), lrs=nums(optimizers.lr_schedule(steps=key_steps), "g")))
+    clipped = optimizers.clip_grad_norm(grads=[np.array([3.0, 4.0])], max_norm=1.0)
+    print(tr("clip {grads} to norm 1: {clipped}, norm before: {norm}").format(
+        grads=nums([3, 4]), clipped=nums(clipped["grads"][0], "g"), norm=num(clipped["total_norm"], "g")))
 
 # %%
 grader.check("schedule")
+
+# %% [markdown] tags=["en"]
+# ### Predict first: the learning rate for a larger batch
+#
+# A learning rate was tuned at batch 32. **By the linear scaling rule, the rate for batch 256 is what multiple of it?** A multiple (x), from 0.1 to 100. Write it in place of `None` and run the cell. Your first answer is kept with its time in `predictions.json`; once the measurement has run, a change is recorded as a change and the prediction stays. Nothing here is graded for being right.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước: tốc độ học cho batch lớn hơn
+#
+# Một tốc độ học đã được tinh chỉnh ở batch 32. **Theo quy tắc tỉ lệ tuyến tính, tốc độ học cho batch 256 gấp bao nhiêu lần nó?** Một bội số (x), từ 0,1 đến 100. Viết nó thay cho `None` rồi chạy ô. Câu trả lời đầu tiên của bạn được giữ lại cùng thời điểm trong `predictions.json`; khi phép đo đã chạy, mỗi lần sửa được ghi lại là một lần sửa và dự đoán vẫn giữ nguyên. Không có gì ở đây được chấm theo đúng hay sai.
+
+# %%
+guess = None  # tr: your prediction, a multiple (x) from 0.1 to 100, in place of None
+predict("lr_batch_256", guess)
 
 # %% [markdown] tags=["en"]
 # ## 7. The linear scaling rule and warmup (quy tắc tỉ lệ tuyến tính và khởi động): §3.2.1.2 Mini-batch processing, §4.4.2 Batch size and parameter updates, §8 Fallacies and Pitfalls
@@ -448,19 +535,36 @@ grader.check("schedule")
 # Hãy cài đặt `linear_scaling_rule` (trả về None khi vượt batch tới hạn; mặc định là 8.192, nhưng batch tới hạn thuộc về từng bài toán) và `scaled_lr_schedule`: warmup và cosin của phần 6 với đỉnh là tốc độ học đã tỉ lệ (dùng lại `lr_schedule`). Chương sách không nêu độ dài warmup cho batch đã tỉ lệ, nên đó là một tham số; bài lab khởi động từ 0 như lịch của GPT-2 XL, còn Goyal và cộng sự bắt đầu từ η_base và khởi động trong 5 epoch (ngoài phạm vi chương).
 
 # %%
-for base_batch, new_batch, base_lr in ((32, 256, 1.0), (512, 4096, 0.1), (256, 8192, 0.1), (512, 16_384, 0.1)):
-    lr = optimizers.linear_scaling_rule(base_lr=base_lr, base_batch=base_batch, new_batch=new_batch)
-    print(tr("batch {base} -> {new}, base rate {base_lr}: {lr}").format(
-        base=num(base_batch), new=num(new_batch), base_lr=num(base_lr, "g"),
-        lr=tr("the rule does not hold (None)") if lr is None else num(lr, "g")))
+with skip_if_unwritten():
+    for base_batch, new_batch, base_lr in ((32, 256, 1.0), (512, 4096, 0.1), (256, 8192, 0.1), (512, 16_384, 0.1)):
+        lr = optimizers.linear_scaling_rule(base_lr=base_lr, base_batch=base_batch, new_batch=new_batch)
+        print(tr("batch {base} -> {new}, base rate {base_lr}: {lr}").format(
+            base=num(base_batch), new=num(new_batch), base_lr=num(base_lr, "g"),
+            lr=tr("the rule does not hold (None)") if lr is None else num(lr, "g")))
 
-steps = np.arange(0, 5_001, 10)
-schedule = optimizers.scaled_lr_schedule(steps=steps, base_lr=0.1, base_batch=512, new_batch=4096,
-                                         warmup_steps=500, total_steps=5_000)
-fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
-ax.plot(steps, schedule, label=tr("batch 4,096: warmup to the scaled rate, then cosine"))
-ax.axhline(0.1, color="0.5", ls=":", label=tr("batch 512's rate"))
-ax.set_xlabel(tr("step")); ax.set_ylabel(tr("learning rate")); ax.legend(fontsize=8); show()
+    steps = np.arange(0, 5_001, 10)
+    schedule = optimizers.scaled_lr_schedule(steps=steps, base_lr=0.1, base_batch=512, new_batch=4096,
+                                             warmup_steps=500, total_steps=5_000)
+    fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
+    ax.plot(steps, schedule, label=tr("batch 4,096: warmup to the scaled rate, then cosine"))
+    ax.axhline(0.1, color="0.5", ls=":", label=tr("batch 512's rate"))
+    ax.set_xlabel(tr("step")); ax.set_ylabel(tr("learning rate")); ax.legend(fontsize=8); show()
+
+# %%
+scaled = attempt(optimizers.linear_scaling_rule, base_lr=1.0, base_batch=32, new_batch=256)
+reveal("lr_batch_256", scaled)
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): was your guess the rule's multiple, and why does the rule scale the rate with the batch and not with its square root?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn có đúng bội số của quy tắc không, và vì sao quy tắc tỉ lệ tốc độ học theo batch chứ không theo căn bậc hai của nó?
+
+# %% [markdown] tags=["en", "answer:reflections/lr_batch_256"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/lr_batch_256"]
+# *Một dòng ở đây.*
 
 # %% [markdown] tags=["en"]
 # You measure it: the lab's own experiment, on `lab2_models` with a fixed seed (8 epochs of 4,096 examples, plain SGD). Batch 32 at η = 0.1 is the baseline; batch 256 at the same η; batch 256 at the rate the rule gives; and batch 4,096 at the rule's rate too.
@@ -469,34 +573,35 @@ ax.set_xlabel(tr("step")); ax.set_ylabel(tr("learning rate")); ax.legend(fontsiz
 # Bạn tự đo: thí nghiệm riêng của bài lab, trên `lab2_models` với seed cố định (8 epoch trên 4.096 mẫu, SGD thuần). Batch 32 với η = 0,1 là mốc; batch 256 với cùng η; batch 256 với tốc độ học mà quy tắc cho; và batch 4.096, cũng với tốc độ học của quy tắc.
 
 # %%
-train_config = {**lab2_models.DEFAULT_CONFIG, "d_hidden": 32}
-data = lab2_models.make_batch(train_config, n=4096, seed=1)
+with skip_if_unwritten():
+    train_config = {**lab2_models.DEFAULT_CONFIG, "d_hidden": 32}
+    data = lab2_models.make_batch(train_config, n=4096, seed=1)
 
-def train(batch_size, lr, epochs=8):
-    # plain SGD over shuffled batches of the same 4,096 examples; the training loss after each epoch
-    model = lab2_models.build_model(train_config)
-    sgd = torch.optim.SGD(model.parameters(), lr=lr)
-    order = torch.Generator().manual_seed(0)
-    losses = []
-    for _epoch in range(epochs):
-        perm = torch.randperm(4096, generator=order)
-        for i in range(0, 4096, batch_size):
-            idx = perm[i : i + batch_size]
-            sgd.zero_grad()
-            lab2_models.loss_fn(model, {"x": data["x"][idx], "y": data["y"][idx]}).backward()
-            sgd.step()
-        with torch.no_grad():
-            losses.append(lab2_models.loss_fn(model, data).item())
-    return losses
+    def train(batch_size, lr, epochs=8):
+        # tr: plain SGD over shuffled batches of the same 4,096 examples; the training loss after each epoch
+        model = lab2_models.build_model(train_config)
+        sgd = torch.optim.SGD(model.parameters(), lr=lr)
+        order = torch.Generator().manual_seed(0)
+        losses = []
+        for _epoch in range(epochs):
+            perm = torch.randperm(4096, generator=order)
+            for i in range(0, 4096, batch_size):
+                idx = perm[i : i + batch_size]
+                sgd.zero_grad()
+                lab2_models.loss_fn(model, {"x": data["x"][idx], "y": data["y"][idx]}).backward()
+                sgd.step()
+            with torch.no_grad():
+                losses.append(lab2_models.loss_fn(model, data).item())
+        return losses
 
-runs = {}
-for batch_size, rule in ((32, False), (256, False), (256, True), (4096, True)):
-    lr = optimizers.linear_scaling_rule(base_lr=0.1, base_batch=32, new_batch=batch_size) if rule else 0.1
-    runs[tr("batch {b}, lr {lr}").format(b=num(batch_size), lr=num(lr, "g"))] = train(batch_size, lr)
-fig, ax = plt.subplots(figsize=(6, 3.4), layout="constrained")
-for (label, losses), style in zip(runs.items(), ("-o", "--s", ":^", "-.D")):
-    ax.semilogy(range(1, 9), losses, style, ms=4, label=label)
-ax.set_xlabel(tr("epoch")); ax.set_ylabel(tr("training loss")); ax.legend(fontsize=8); show()
+    runs = {}
+    for batch_size, rule in ((32, False), (256, False), (256, True), (4096, True)):
+        lr = optimizers.linear_scaling_rule(base_lr=0.1, base_batch=32, new_batch=batch_size) if rule else 0.1
+        runs[tr("batch {b}, lr {lr}").format(b=num(batch_size), lr=num(lr, "g"))] = train(batch_size, lr)
+    fig, ax = plt.subplots(figsize=(6, 3.4), layout="constrained")
+    for (label, losses), style in zip(runs.items(), ("-o", "--s", ":^", "-.D")):
+        ax.semilogy(range(1, 9), losses, style, ms=4, label=label)
+    ax.set_xlabel(tr("epoch")); ax.set_ylabel(tr("training loss")); ax.legend(fontsize=8); show()
 
 # %% [markdown] tags=["en"]
 # At batch 256 the unchanged rate lags behind: 8× fewer updates, each the same size. With 8× the rate, batch 256 follows batch 32 epoch for epoch, as the chapter's figure in §4.4.2 Batch size and parameter updates draws it. At 4,096 the function (with ResNet-50's critical batch) still answers 12.8, and training blows up: this model's limit is far below 8,192. Here the scaled rate is more than the loss surface tolerates, as SGD on the quadratic of part 2 diverged above η = 2/20; the chapter's critical batch is another limit (larger batches stop paying for fewer updates), but both say the same thing: the linear rule has a ceiling, and it belongs to the workload, which is why the critical batch is a parameter and why large batches warm up.
@@ -556,48 +661,50 @@ grader.check("lr_scaling")
 # Hãy cài đặt `split_batch` và `accumulate_and_step`, rồi so sánh với gradient của batch lớn.
 
 # %%
-print(tr("GPT-2's effective batch: {batch}").format(batch=num(16 * 4 * 8)))
-config = {**lab2_models.DEFAULT_CONFIG, "dtype": "float64"}
-init = lab2_models.build_model(config).state_dict()
-batches = [lab2_models.make_batch(config, n=12, seed=t) for t in range(3)]
+with skip_if_unwritten():
+    print(tr("GPT-2's effective batch: {batch}").format(batch=num(16 * 4 * 8)))
+    config = {**lab2_models.DEFAULT_CONFIG, "dtype": "float64"}
+    init = lab2_models.build_model(config).state_dict()
+    batches = [lab2_models.make_batch(config, n=12, seed=t) for t in range(3)]
 
-def big_batch_gradient(state_dict, batch):
-    model = lab2_models.build_model(config)
-    model.load_state_dict(state_dict)
-    lab2_models.loss_fn(model, batch).backward()
-    return model.fc1.weight.grad
+    def big_batch_gradient(state_dict, batch):
+        model = lab2_models.build_model(config)
+        model.load_state_dict(state_dict)
+        lab2_models.loss_fn(model, batch).backward()
+        return model.fc1.weight.grad
 
-for b in (12, 4, 3, 5):  # k = 1, 3, 4, and 3 with a short last micro-batch (5, 5, 2)
-    out = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches[:1], micro_batch_size=b, lr=0.5)
-    err = (out["grads"][0]["fc1.weight"] - big_batch_gradient(init, batches[0])).abs().max().item()
-    print(tr("micro-batch {b}: max |accumulated - big-batch| gradient of fc1.weight = {error}, "
-             "examples per forward pass {examples}").format(
-        b=num(b, "2d"), error=num(err, ".1e"), examples=nums([entry["examples"] for entry in out["forward_log"]])))
+    for b in (12, 4, 3, 5):  # tr: k = 1, 3, 4, and 3 with a short last micro-batch (5, 5, 2)
+        out = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches[:1], micro_batch_size=b, lr=0.5)
+        err = (out["grads"][0]["fc1.weight"] - big_batch_gradient(init, batches[0])).abs().max().item()
+        print(tr("micro-batch {b}: max |accumulated - big-batch| gradient of fc1.weight = {error}, "
+                 "examples per forward pass {examples}").format(
+            b=num(b, "2d"), error=num(err, ".1e"), examples=nums([entry["examples"] for entry in out["forward_log"]])))
 
 # %%
-# Train 3 steps with accumulation (micro-batch 4, k = 3) and without it (micro-batch 12, k = 1): the parameters must agree.
-acc = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=4, lr=0.5)
-big = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=12, lr=0.5)
-for name in acc["params"]:
-    diff = (acc["params"][name] - big["params"][name]).abs().max().item()
-    print(tr("{name} max |difference| after 3 steps: {diff}").format(name=f"{name:10s}", diff=num(diff, ".1e")))
+with skip_if_unwritten():
+    # tr: Train 3 steps with accumulation (micro-batch 4, k = 3) and without it (micro-batch 12, k = 1): the parameters must agree.
+    acc = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=4, lr=0.5)
+    big = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=12, lr=0.5)
+    for name in acc["params"]:
+        diff = (acc["params"][name] - big["params"][name]).abs().max().item()
+        print(tr("{name} max |difference| after 3 steps: {diff}").format(name=f"{name:10s}", diff=num(diff, ".1e")))
 
-# The symptom the grader looks for: |accumulated gradient| / |big-batch gradient| at every step.
-# Correct code sits at 1.0 for every k; bug (A) would sit at k, bug (B) would leave step 1 and drift after it.
-micro_sizes = (1, 2, 3, 4, 6)
-width = 0.8 / len(micro_sizes)
-fig, ax = plt.subplots(figsize=(6, 3.2), layout="constrained")
-top = 0.0
-for i, b in enumerate(micro_sizes):  # one bar per k at each step, side by side, so equal ratios stay visible
-    run = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=b, lr=0.5)
-    ratios = [(g["fc1.weight"].norm() / G["fc1.weight"].norm()).item() for g, G in zip(run["grads"], big["grads"])]
-    ax.bar(np.arange(1, 4) + (i - (len(micro_sizes) - 1) / 2) * width, ratios, width, label=f"k = {12 // b}")
-    top = max(top, *ratios)
-ax.axhline(1.0, color="k", ls=":", lw=1)
-ax.set_xticks([1, 2, 3])  # optimizer steps are whole numbers
-ax.set_ylim(0, max(2.0, 1.15 * top))
-ax.set_xlabel(tr("optimizer step")); ax.set_ylabel(tr("|accumulated| / |big-batch|"))
-ax.legend(title=tr("micro-batches per step"), ncols=len(micro_sizes), fontsize=7, title_fontsize=7, loc="upper center")
+    # tr: The symptom the grader looks for: |accumulated gradient| / |big-batch gradient| at every step.
+    # tr: Correct code sits at 1.0 for every k; bug (A) would sit at k, bug (B) would leave step 1 and drift after it.
+    micro_sizes = (1, 2, 3, 4, 6)
+    width = 0.8 / len(micro_sizes)
+    fig, ax = plt.subplots(figsize=(6, 3.2), layout="constrained")
+    top = 0.0
+    for i, b in enumerate(micro_sizes):  # tr: one bar per k at each step, side by side, so equal ratios stay visible
+        run = accumulation.accumulate_and_step(config=config, state_dict=init, batches=batches, micro_batch_size=b, lr=0.5)
+        ratios = [(g["fc1.weight"].norm() / G["fc1.weight"].norm()).item() for g, G in zip(run["grads"], big["grads"])]
+        ax.bar(np.arange(1, 4) + (i - (len(micro_sizes) - 1) / 2) * width, ratios, width, label=f"k = {12 // b}")
+        top = max(top, *ratios)
+    ax.axhline(1.0, color="k", ls=":", lw=1)
+    ax.set_xticks([1, 2, 3])  # tr: optimizer steps are whole numbers
+    ax.set_ylim(0, max(2.0, 1.15 * top))
+    ax.set_xlabel(tr("optimizer step")); ax.set_ylabel(tr("|accumulated| / |big-batch|"))
+    ax.legend(title=tr("micro-batches per step"), ncols=len(micro_sizes), fontsize=7, title_fontsize=7, loc="upper center")
 show()
 
 # %%
@@ -607,15 +714,112 @@ grader.check("accumulation")
 grader.check("accumulation_uneven")
 
 # %% [markdown] tags=["en"]
+# ### Break it on purpose: the two bugs, written by you
+#
+# The chapter warns about two accumulation bugs; now write each of them, on purpose, beside your correct `accumulate_and_step` in `accumulation.py`. Both take the same arguments and return the same dict; each differs from the correct function in **one** place (their docstrings fix which):
+#
+# * `accumulate_without_scaling`: each micro-batch's mean loss goes to `backward()` as it is, without the 1/k (the $b_j/B$): bug (A);
+# * `accumulate_with_zero_grad_inside`: the loss is scaled as it should be, but `zero_grad()` is called before *every* micro-batch's backward instead of once per big batch.
+#
+# The hidden tests check that each one shows exactly its symptom on batches they choose (the gradient k times too large; only the last micro-batch's gradient left), and that your correct function shows neither. A "broken" function that is accidentally right, or broken another way, loses its points.
+
+# %% [markdown] tags=["vi"]
+# ### Cố ý làm hỏng: hai lỗi, do chính bạn viết
+#
+# Chương sách cảnh báo hai lỗi tích luỹ; giờ hãy cố ý viết từng lỗi, bên cạnh hàm `accumulate_and_step` đúng của bạn trong `accumulation.py`. Cả hai nhận cùng các đối số và trả về cùng dict; mỗi hàm khác hàm đúng ở **một** chỗ (docstring của chúng nêu rõ chỗ nào):
+#
+# * `accumulate_without_scaling`: mất mát trung bình của mỗi micro-batch được đưa vào `backward()` nguyên vẹn, không có 1/k ($b_j/B$): lỗi (A);
+# * `accumulate_with_zero_grad_inside`: mất mát được nhân đúng như cần, nhưng `zero_grad()` được gọi trước backward của *mỗi* micro-batch thay vì một lần cho mỗi batch lớn.
+#
+# Các bài kiểm thử ẩn kiểm tra rằng mỗi hàm cho thấy đúng triệu chứng của nó trên các batch do bộ chấm chọn (gradient lớn gấp k lần; chỉ còn gradient của micro-batch cuối), và hàm đúng của bạn không có triệu chứng nào. Một hàm "hỏng" mà vô tình đúng, hoặc hỏng theo kiểu khác, mất điểm của nó.
+
+# %% [markdown] tags=["en"]
+# ### Predict first: the gradient without the 1/k
+#
+# **A batch of 12 in k = 4 equal micro-batches of 3, accumulated without the 1/k: the gradient is what multiple of the big-batch gradient?** A multiple (x), from 0.1 to 20. Write it in place of `None` and run the cell. Your first answer is kept with its time in `predictions.json`; once the measurement has run, a change is recorded as a change and the prediction stays. Nothing here is graded for being right.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước: gradient khi thiếu 1/k
+#
+# **Một batch 12 mẫu chia thành k = 4 micro-batch bằng nhau, mỗi micro-batch 3 mẫu, tích luỹ mà không có 1/k: gradient gấp bao nhiêu lần gradient của batch lớn?** Một bội số (x), từ 0,1 đến 20. Viết nó thay cho `None` rồi chạy ô. Câu trả lời đầu tiên của bạn được giữ lại cùng thời điểm trong `predictions.json`; khi phép đo đã chạy, mỗi lần sửa được ghi lại là một lần sửa và dự đoán vẫn giữ nguyên. Không có gì ở đây được chấm theo đúng hay sai.
+
+# %%
+guess = None  # tr: your prediction, a multiple (x) from 0.1 to 20, in place of None
+predict("no_scaling_multiple", guess)
+
+# %%
+G = big_batch_gradient(init, batches[0])
+kwargs = dict(config=config, state_dict=init, batches=batches[:1], micro_batch_size=3, lr=0.5)  # tr: k = 4
+
+
+def size_ratio(out):  # tr: |gradient of fc1.weight| / |big-batch gradient|; None while the function is not written
+    return None if out is None else (out["grads"][0]["fc1.weight"].norm() / G.norm()).item()
+
+
+unscaled = attempt(accumulation.accumulate_without_scaling, **kwargs)
+reveal("no_scaling_multiple", size_ratio(unscaled))
+
+# tr: What survives zero_grad() inside the loop: the last micro-batch's own gradient, weighted by 3 / 12.
+model = lab2_models.build_model(config)
+model.load_state_dict(init)
+(lab2_models.loss_fn(model, {key: v[-3:] for key, v in batches[0].items()}) * (3 / 12)).backward()
+last = model.fc1.weight.grad
+inside = attempt(accumulation.accumulate_with_zero_grad_inside, **kwargs)
+if inside is not None:
+    g = inside["grads"][0]["fc1.weight"]
+    print(tr("zero_grad() inside the loop: max |gradient - big-batch gradient| = {big}, "
+             "max |gradient - last micro-batch's share| = {last}").format(
+        big=num((g - G).abs().max().item(), ".1e"), last=num((g - last).abs().max().item(), ".1e")))
+
+# %%
+# tr: |gradient| / |big-batch gradient| of the three versions, for k = 1 to 6 micro-batches of a batch of 12
+versions = {"accumulate_and_step": accumulation.accumulate_and_step,
+            "accumulate_without_scaling": accumulation.accumulate_without_scaling,
+            "accumulate_with_zero_grad_inside": accumulation.accumulate_with_zero_grad_inside}
+ks = (1, 2, 3, 4, 6)
+fig, ax = plt.subplots(figsize=(6, 3.2), layout="constrained")
+for (name, fn), style in zip(versions.items(), ("-o", "--s", ":^")):
+    with skip_if_unwritten():
+        ratios = [size_ratio(fn(**{**kwargs, "micro_batch_size": 12 // k})) for k in ks]
+        ax.plot(ks, ratios, style, label=name)
+ax.plot(ks, ks, color="0.7", lw=4, alpha=0.5, zorder=0, label="k")
+ax.set_xlabel(tr("micro-batches per step (k)")); ax.set_ylabel(tr("|gradient| / |big-batch|"))
+ax.set_xticks(ks); ax.legend(fontsize=7); show()
+
+# %% [markdown] tags=["en"]
+# Without the 1/k the gradient grows exactly as k: each micro-batch mean counts fully. With `zero_grad()` inside the loop the size falls as k grows: only the last of the k micro-batches is left, weighted by its share of the examples, so the step ignores the rest of the batch. The correct function stays at 1 for every k.
+
+# %% [markdown] tags=["vi"]
+# Khi thiếu 1/k, gradient tăng đúng theo k: mỗi giá trị trung bình micro-batch được tính trọn. Khi `zero_grad()` nằm trong vòng lặp, độ lớn giảm khi k tăng: chỉ còn micro-batch cuối trong k micro-batch, nhân với phần mẫu của nó, nên bước cập nhật bỏ qua phần còn lại của batch. Hàm đúng luôn ở mức 1 với mọi k.
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): was your multiple right, and what would the learning rate have to be for plain SGD to take the right step with this gradient?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): bội số của bạn có đúng không, và tốc độ học phải bằng bao nhiêu để SGD thuần đi đúng bước với gradient này?
+
+# %% [markdown] tags=["en", "answer:reflections/no_scaling_multiple"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/no_scaling_multiple"]
+# *Một dòng ở đây.*
+
+# %%
+grader.check("break_no_scaling")
+
+# %%
+grader.check("break_zero_grad_inside")
+
+# %% [markdown] tags=["en"]
 # ## How to check and submit
 #
 # * Run the public tests on your working copy: `autograder check lab2` (a per-question table with hints; a few seconds). In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
-# * The public tests compare with stored snapshots on fixed inputs. **Hidden tests run at grading**: they replay your update rules and AdamW against `torch.optim` over many steps, check your trajectories, state counts, noise slope, schedule and scaled learning rates on fresh seeded inputs (and the chapter's worked numbers), and check gradient accumulation for the k× and stale-gradient bugs, for a short last micro-batch, and (from the model's own forward log) that no forward saw more than a micro-batch.
-# * Build the file to upload with `autograder submit lab2`; it holds only `optimizers.py` and `accumulation.py`.
+# * The public tests compare with stored snapshots on fixed inputs. **Hidden tests run at grading**: they replay your update rules and AdamW against `torch.optim` over many steps, check your trajectories, state counts, noise slope, schedule and scaled learning rates on fresh seeded inputs (and the chapter's worked numbers), check gradient accumulation for the k× and stale-gradient bugs, for a short last micro-batch, and (from the model's own forward log) that no forward saw more than a micro-batch, and check that each of your two broken functions shows exactly its own symptom.
+# * Build the zip to upload with the hand-in cell below or `autograder submit lab2`: it holds `optimizers.py` and `accumulation.py`, this notebook with its outputs and your answers, your predictions (`predictions.json`) and `MANIFEST.json`. Your reflections are marked by hand, your predictions never for being right.
 
 # %% [markdown] tags=["vi"]
 # ## Cách kiểm tra và nộp bài
 #
 # * Chạy các bài kiểm thử công khai trên bản làm việc của bạn: `autograder check lab2` (một bảng theo từng câu hỏi, kèm gợi ý; mất vài giây). Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, mỗi lần một câu hỏi; `grader.check_all()` chạy tất cả.
-# * Các bài kiểm thử công khai so sánh với kết quả mẫu đã lưu (snapshot) trên những đầu vào cố định. **Các bài kiểm thử ẩn chạy khi chấm điểm**: chúng cho các quy tắc cập nhật và AdamW của bạn chạy lại song song với `torch.optim` qua nhiều bước, kiểm tra quỹ đạo, số liệu trạng thái, hệ số góc của nhiễu, lịch tốc độ học và tốc độ học đã tỉ lệ của bạn trên các đầu vào mới với seed cố định (cùng các con số mẫu của chương), và kiểm tra tích luỹ gradient để phát hiện lỗi gấp k lần, lỗi gradient cũ (stale gradient), trường hợp micro-batch cuối ngắn hơn, cũng như (từ nhật ký lượt xuôi của chính mô hình) việc không lượt xuôi nào thấy nhiều hơn một micro-batch.
-# * Tạo tệp để nộp bằng `autograder submit lab2`; tệp này chỉ chứa `optimizers.py` và `accumulation.py`.
+# * Các bài kiểm thử công khai so sánh với kết quả mẫu đã lưu (snapshot) trên những đầu vào cố định. **Các bài kiểm thử ẩn chạy khi chấm điểm**: chúng cho các quy tắc cập nhật và AdamW của bạn chạy lại song song với `torch.optim` qua nhiều bước, kiểm tra quỹ đạo, số liệu trạng thái, hệ số góc của nhiễu, lịch tốc độ học và tốc độ học đã tỉ lệ của bạn trên các đầu vào mới với seed cố định (cùng các con số mẫu của chương), kiểm tra tích luỹ gradient để phát hiện lỗi gấp k lần, lỗi gradient cũ (stale gradient), trường hợp micro-batch cuối ngắn hơn, cũng như (từ nhật ký lượt xuôi của chính mô hình) việc không lượt xuôi nào thấy nhiều hơn một micro-batch, và kiểm tra rằng mỗi hàm cố ý hỏng của bạn cho thấy đúng triệu chứng của nó.
+# * Tạo tệp zip để nộp bằng ô nộp bài bên dưới hoặc `autograder submit lab2`: tệp chứa `optimizers.py` và `accumulation.py`, sổ tay này cùng kết quả chạy và câu trả lời của bạn, các dự đoán của bạn (`predictions.json`) và `MANIFEST.json`. Các suy ngẫm được chấm tay; các dự đoán không bao giờ được chấm theo đúng hay sai.

@@ -86,12 +86,13 @@ import numpy as np
 
 import lab3_models
 import memory
-from autograder.grading.notebook_text import num, nums, show, tr  # what the cells print and plot, in the notebook's language
+from autograder.grading.notebook_text import num, nums, show, tr  # tr: what the cells print and plot, in the notebook's language
 
 GB = 1e9
 print(tr("the tiny GPT's defaults: {config}").format(config=lab3_models.GPT_DEFAULTS))
+# tr: the four terms, as the plots name them
 TERM = {"weights": tr("weights"), "gradients": tr("gradients"), "optimizer_state": tr("optimizer state"),
-        "activations": tr("activations")}  # the four terms, as the plots name them
+        "activations": tr("activations")}
 
 # %% [markdown] tags=["en"]
 # ## 1. The four terms, measured (§3.3 Backpropagation mechanics, §4.3.2 Memory management)
@@ -114,15 +115,16 @@ TERM = {"weights": tr("weights"), "gradients": tr("gradients"), "optimizer_state
 # * **giá trị kích hoạt** (activations): những gì autograd lưu cho lượt ngược trong lượt xuôi, đếm bằng `torch.autograd.graph.saved_tensors_hooks`.
 
 # %%
-adam = {"name": "adam", "lr": 1e-3}
-terms = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer=adam)
-for k, v in terms.items():
-    print(f"{k:>16}: {num(v / 1024, '8.1f')} KiB")
+with skip_if_unwritten():
+    adam = {"name": "adam", "lr": 1e-3}
+    terms = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer=adam)
+    for k, v in terms.items():
+        print(f"{k:>16}: {num(v / 1024, '8.1f')} KiB")
 
-for name in ("sgd", "momentum", "adam"):
-    t = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer={"name": name, "lr": 1e-3})
-    print(tr("{optimizer}: optimizer state = {ratio} x weights").format(
-        optimizer=f"{name:>8}", ratio=num(t["optimizer_state"] / t["weights"], 0)))
+    for name in ("sgd", "momentum", "adam"):
+        t = memory.measure_four_terms(config={"kind": "gpt"}, batch_size=4, optimizer={"name": name, "lr": 1e-3})
+        print(tr("{optimizer}: optimizer state = {ratio} x weights").format(
+            optimizer=f"{name:>8}", ratio=num(t["optimizer_state"] / t["weights"], 0)))
 
 # %% [markdown] tags=["en"]
 # A stacked bar of the four terms for tiny GPTs of growing width. Weights, gradients and Adam state grow with the parameter count (×1, ×1, ×2); activations grow with batch × sequence × width, and the attention part with the sequence squared.
@@ -131,20 +133,20 @@ for name in ("sgd", "momentum", "adam"):
 # Biểu đồ cột chồng của bốn số hạng cho các GPT nhỏ có độ rộng tăng dần. Trọng số, gradient và trạng thái Adam tăng theo số tham số (×1, ×1, ×2); giá trị kích hoạt tăng theo batch × độ dài chuỗi × độ rộng, và phần attention tăng theo bình phương độ dài chuỗi.
 
 # %%
-widths = [16, 32, 64, 128]
-parts = ["weights", "gradients", "optimizer_state", "activations"]
-rows = [memory.measure_four_terms(config={"kind": "gpt", "d_model": d}, batch_size=8, optimizer=adam) for d in widths]
+with skip_if_unwritten():
+    widths = [16, 32, 64, 128]
+    parts = ["weights", "gradients", "optimizer_state", "activations"]
+    rows = [memory.measure_four_terms(config={"kind": "gpt", "d_model": d}, batch_size=8, optimizer=adam) for d in widths]
 
-fig, ax = plt.subplots(figsize=(7, 4))
-bottom = np.zeros(len(widths))
-for p in parts:
-    vals = np.array([r[p] for r in rows]) / 2**20
-    ax.bar([f"d={d}" for d in widths], vals, bottom=bottom, label=TERM[p])
-    bottom += vals
-ax.set_ylabel("MiB (FP32, Adam, B=8, S=16)")
-ax.set_title(tr("The four terms, measured on tiny GPTs"))
-ax.legend()
-show()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bottom = np.zeros(len(widths))
+    for p in parts:
+        vals = np.array([r[p] for r in rows]) / 2**20
+        ax.bar([f"d={d}" for d in widths], vals, bottom=bottom, label=TERM[p])
+        bottom += vals
+    ax.set_ylabel("MiB (FP32, Adam, B=8, S=16)")
+    ax.set_title(tr("The four terms, measured on tiny GPTs"))
+    ax.legend(); show()
 
 # %%
 grader.check("four_terms")
@@ -162,14 +164,29 @@ grader.check("four_terms")
 # * Forward hook trên các module lá thấy **đầu ra của module**. Chúng bỏ sót những gì được lưu *bên trong* mã dạng hàm (functional) (điểm attention và softmax của lớp attention, hàm mất mát), và lại đếm cả những đầu ra không ai lưu.
 
 # %%
-counts = memory.activation_hook_counts(config={"kind": "gpt"}, batch_size=4)
-for k, v in counts.items():
-    print(f"{k:>20}: {num(v)}")
-print(tr("module outputs / saved tensors = {ratio}").format(
-    ratio=num(counts["module_output_bytes"] / counts["saved_bytes"], 2)))
+with skip_if_unwritten():
+    counts = memory.activation_hook_counts(config={"kind": "gpt"}, batch_size=4)
+    for k, v in counts.items():
+        print(f"{k:>20}: {num(v)}")
+    print(tr("module outputs / saved tensors = {ratio}").format(
+        ratio=num(counts["module_output_bytes"] / counts["saved_bytes"], 2)))
 
 # %%
 grader.check("activation_hooks")
+
+# %% [markdown] tags=["en"]
+# ### Predict first
+#
+# The chapter budgets a 7B-parameter model's weights, gradients and Adam state at **84 GB** (§1 Training Systems Fundamentals). How many **bytes per parameter** does that assume? A number from 1 to 40 (B/param).
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước
+#
+# Chương sách tính trọng số, gradient và trạng thái Adam của một mô hình 7B tham số là **84 GB** (§1 Training Systems Fundamentals). Con số đó giả định bao nhiêu **byte mỗi tham số**? Một số từ 1 đến 40 (B/tham số).
+
+# %%
+guess = None  # tr: your prediction, from 1 to 40 (B/param), in place of None
+predict("seven_b_bytes", guess)
 
 # %% [markdown] tags=["en"]
 # ## 2. Bytes per parameter, built from their parts (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls)
@@ -204,42 +221,59 @@ grader.check("activation_hooks")
 # `recipe_bytes` dựng mỗi con số tổng từ các phần của nó; các công thức bên dưới chính là các hàng của bảng.
 
 # %%
-for scheme in ("mixed_adam", "fp32_adam", "mixed_adam_fp32_grads"):
-    print(f"{scheme:>22}:", memory.bytes_per_parameter(scheme=scheme))
+with skip_if_unwritten():
+    for scheme in ("mixed_adam", "fp32_adam", "mixed_adam_fp32_grads"):
+        print(f"{scheme:>22}:", memory.bytes_per_parameter(scheme=scheme))
 
-for P in (7e9, 20e9, 175e9):
-    b = memory.model_state_bytes(n_params=int(P), scheme="mixed_adam")
-    print(tr("{billions}B parameters -> {gb} GB (the lab's 16 B/param)").format(
-        billions=num(P / 1e9, "5.0f"), gb=num(b / GB, "7,.0f")))
+    for P in (7e9, 20e9, 175e9):
+        b = memory.model_state_bytes(n_params=int(P), scheme="mixed_adam")
+        print(tr("{billions}B parameters -> {gb} GB (the lab's 16 B/param)").format(
+            billions=num(P / 1e9, "5.0f"), gb=num(b / GB, "7,.0f")))
 
 # %%
 grader.check("bytes_per_param")
 
 # %%
-def recipe(weights, gradients, master, states, states_dtype):
-    return {"weights": weights, "gradients": gradients, "master": master,
-            "optimizer_states": states, "optimizer_dtype": states_dtype}
+with skip_if_unwritten():
+    def recipe(weights, gradients, master, states, states_dtype):
+        return {"weights": weights, "gradients": gradients, "master": master,
+                "optimizer_states": states, "optimizer_dtype": states_dtype}
 
 
-recipes = {  # name: (recipe, parameters, the chapter's total in GB)
-    tr("FP32 Adam"): (recipe("float32", "float32", None, 2, "float32"), 1.5e9, 24),
-    tr("mixed-precision Adam with an FP32 master copy"): (recipe("float16", "float16", "float32", 2, "float32"), 1.5e9, 24),
-    tr("FP16 weights and gradients, FP32 Adam moments, no master copy"): (recipe("float16", "float16", None, 2, "float32"), 7e9, 84),
-    tr("FP16 weights and FP32 Adam moments only"): (recipe("float16", None, None, 2, "float32"), 20e9, 200),
-}
-for name, (r, P, chapter_gb) in recipes.items():
-    got = memory.recipe_bytes(recipe=r, n_params=int(P))
-    print(tr("{recipe}: {parts} = {per_param} B/param; {billions}B -> {gb} GB (the chapter: {chapter} GB)").format(
-        recipe=name, parts=" + ".join(str(got[k]) for k in ("weights", "gradients", "master", "optimizer")),
-        per_param=got["per_param"], billions=num(P / 1e9, "g"), gb=num(got["total_gb"], 1), chapter=chapter_gb))
+    recipes = {  # tr: name: (recipe, parameters, the chapter's total in GB)
+        tr("FP32 Adam"): (recipe("float32", "float32", None, 2, "float32"), 1.5e9, 24),
+        tr("mixed-precision Adam with an FP32 master copy"): (recipe("float16", "float16", "float32", 2, "float32"), 1.5e9, 24),
+        tr("FP16 weights and gradients, FP32 Adam moments, no master copy"): (recipe("float16", "float16", None, 2, "float32"), 7e9, 84),
+        tr("FP16 weights and FP32 Adam moments only"): (recipe("float16", None, None, 2, "float32"), 20e9, 200),
+    }
+    for name, (r, P, chapter_gb) in recipes.items():
+        got = memory.recipe_bytes(recipe=r, n_params=int(P))
+        if P == 7e9:
+            seven_b = got["per_param"]  # tr: the chapter's 7B recipe
+        print(tr("{recipe}: {parts} = {per_param} B/param; {billions}B -> {gb} GB (the chapter: {chapter} GB)").format(
+            recipe=name, parts=" + ".join(str(got[k]) for k in ("weights", "gradients", "master", "optimizer")),
+            per_param=got["per_param"], billions=num(P / 1e9, "g"), gb=num(got["total_gb"], 1), chapter=chapter_gb))
+    reveal("seven_b_bytes", seven_b)
 
-# the pitfall of §8 Fallacies and Pitfalls: budgeting 2 B/param (FP16 weights alone) underestimates by 12/2 = 6x to 16/2 = 8x
-weights_only = memory.recipe_bytes(recipe=recipe("float16", None, None, 0, None), n_params=1)["per_param"]
-print(tr("FP16 weights alone: {b} B/param, {low}x to {high}x too little").format(
-    b=weights_only, low=num(12 / weights_only, 0), high=num(16 / weights_only, 0)))
+    # tr: the pitfall of §8 Fallacies and Pitfalls: budgeting 2 B/param (FP16 weights alone) underestimates by 12/2 = 6x to 16/2 = 8x
+    weights_only = memory.recipe_bytes(recipe=recipe("float16", None, None, 0, None), n_params=1)["per_param"]
+    print(tr("FP16 weights alone: {b} B/param, {low}x to {high}x too little").format(
+        b=weights_only, low=num(12 / weights_only, 0), high=num(16 / weights_only, 0)))
 
 # %%
 grader.check("recipes")
+
+# %% [markdown] tags=["en"]
+# **Reflection** (one line, marked by hand with the other reflections): how far was your guess from the 7B recipe's bytes per parameter, and which copy does the 84 GB leave out?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn cách số byte mỗi tham số của công thức 7B bao xa, và con số 84 GB bỏ qua bản sao nào?
+
+# %% [markdown] tags=["en", "answer:reflections/seven_b_bytes"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/seven_b_bytes"]
+# *Một dòng ở đây.*
 
 # %% [markdown] tags=["en"]
 # ## 3. Activations per transformer layer (giá trị kích hoạt) (§3.3.1 Activation memory requirements)
@@ -260,30 +294,46 @@ grader.check("recipes")
 # Liên hệ với chương sách: §3.3.1 Activation memory requirements liệt kê từng khoản của một lớp GPT-2 XL (b = 8, s = 1024): Q, K, V và đầu ra attention ($4\,sbh$ giá trị), phần mở rộng FFN ($4\,sbh$ giá trị, độ rộng $4h$), đúng ba bộ đệm attention $5\,a\,s^2 b$ (số hạng chung với bài báo: "số hạng trội ... đúng là phần mà tính lại có chọn lọc bỏ đi") và khoảng 10 MB trạng thái layer norm: khoảng **1,27 GB mỗi lớp**, 60,9 GB cho 48 lớp. Con số tổng của nó, **71,7 GB**, là ước lượng của một thư viện, "gồm cả các bộ đệm của luồng dư (residual stream) và của framework ngoài các khoản đã liệt kê": đó chính là $48 \times 1{,}494$ GB của công thức này. Ô bên dưới in cả hai.
 
 # %%
-xl = dict(s=1024, b=8, h=1600, a=25)  # GPT-2 XL, micro-batch 8
-scores = memory.attention_score_bytes(s=1024, b=8, a=25)
-print("; ".join(f"{k}: {num(v / GB, 3)} GB" for k, v in scores.items()))
-for mode in ("none", "selective", "full"):
-    one = memory.activation_bytes(**xl, n_layers=1, recompute=mode)
-    all48 = memory.activation_bytes(**xl, n_layers=48, recompute=mode)
-    print(tr("{mode}: {layer} GB per layer, {model} GB for 48 layers").format(
-        mode=f"{mode:>9}", layer=num(one / GB, "6.3f"), model=num(all48 / GB, "6.1f")))
+with skip_if_unwritten():
+    xl = dict(s=1024, b=8, h=1600, a=25)  # tr: GPT-2 XL, micro-batch 8
+    scores = memory.attention_score_bytes(s=1024, b=8, a=25)
+    print("; ".join(f"{k}: {num(v / GB, 3)} GB" for k, v in scores.items()))
+    for mode in ("none", "selective", "full"):
+        one = memory.activation_bytes(**xl, n_layers=1, recompute=mode)
+        all48 = memory.activation_bytes(**xl, n_layers=48, recompute=mode)
+        print(tr("{mode}: {layer} GB per layer, {model} GB for 48 layers").format(
+            mode=f"{mode:>9}", layer=num(one / GB, "6.3f"), model=num(all48 / GB, "6.1f")))
 
-# the chapter's own items (§3.3.1 Activation memory requirements): Q, K, V, output (4·s·b·h values) + FFN (4·s·b·h) in FP16, the attention buffers, ~10 MB of layer norm
-sbh = 1024 * 8 * 1600
-chapter_layer = 2 * 4 * sbh + 2 * 4 * sbh + sum(scores.values()) + 10e6
-print(tr("the chapter's items: {layer} GB per layer, {model} GB for 48 layers (its total, 71.7 GB, is the formula's)").format(
-    layer=num(chapter_layer / GB, 2), model=num(48 * chapter_layer / GB, 1)))
+    # tr: the chapter's own items (§3.3.1 Activation memory requirements): Q, K, V, output (4·s·b·h values) + FFN (4·s·b·h) in FP16, the attention buffers, ~10 MB of layer norm
+    sbh = 1024 * 8 * 1600
+    chapter_layer = 2 * 4 * sbh + 2 * 4 * sbh + sum(scores.values()) + 10e6
+    print(tr("the chapter's items: {layer} GB per layer, {model} GB for 48 layers (its total, 71.7 GB, is the formula's)").format(
+        layer=num(chapter_layer / GB, 2), model=num(48 * chapter_layer / GB, 1)))
 
 # %%
-seqs = [256, 512, 1024, 2048, 4096]
-linear = [memory.activation_bytes(s=s, b=8, h=1600, a=25, recompute="selective") / GB for s in seqs]
-total = [memory.activation_bytes(s=s, b=8, h=1600, a=25) / GB for s in seqs]
-fig, ax = plt.subplots(figsize=(7, 4))
-ax.bar([str(s) for s in seqs], linear, label=tr("34·s·b·h (linear in s)"))
-ax.bar([str(s) for s in seqs], np.subtract(total, linear), bottom=linear, label=tr("5·a·s²·b (attention, quadratic)"))
-ax.set_xlabel(tr("sequence length s")); ax.set_ylabel(tr("GB per layer (GPT-2 XL, b=8)"))
-ax.legend(); show()
+with skip_if_unwritten():
+    seqs = [256, 512, 1024, 2048, 4096]
+    linear = [memory.activation_bytes(s=s, b=8, h=1600, a=25, recompute="selective") / GB for s in seqs]
+    total = [memory.activation_bytes(s=s, b=8, h=1600, a=25) / GB for s in seqs]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.bar([str(s) for s in seqs], linear, label=tr("34·s·b·h (linear in s)"))
+    ax.bar([str(s) for s in seqs], np.subtract(total, linear), bottom=linear, label=tr("5·a·s²·b (attention, quadratic)"))
+    ax.set_xlabel(tr("sequence length s")); ax.set_ylabel(tr("GB per layer (GPT-2 XL, b=8)"))
+    ax.legend(); show()
+
+# %% [markdown] tags=["en"]
+# ### Predict first
+#
+# GPT-2 XL (1.5e9 parameters, 48 layers) trained with mixed-precision Adam at micro-batch 8 and sequence 1024: which of the four terms is the **largest**: a) weights, b) gradients, c) optimizer state, d) activations? Write the letter or the words.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước
+#
+# GPT-2 XL (1,5e9 tham số, 48 lớp) huấn luyện bằng Adam độ chính xác hỗn hợp, micro-batch 8, độ dài chuỗi 1024: số hạng nào trong bốn số hạng **lớn nhất**: a) trọng số, b) gradient, c) trạng thái bộ tối ưu, d) giá trị kích hoạt? Ghi chữ cái hoặc tên của nó.
+
+# %%
+guess = None  # tr: your prediction: a letter (a to d) or the term's name, in place of None
+predict("dominant_term", guess)
 
 # %% [markdown] tags=["en"]
 # The same four terms at real scale: GPT-2 small, medium, large and XL with mixed-precision Adam, micro-batch 8, sequence 1024. Weights are 2 bytes/parameter, gradients 2, optimizer state (master + m + v) 12; activations by the formula above (Korthikanti et al.).
@@ -292,26 +342,41 @@ ax.legend(); show()
 # Cũng bốn số hạng đó ở quy mô thật: GPT-2 small, medium, large và XL với Adam độ chính xác hỗn hợp, micro-batch 8, độ dài chuỗi 1024. Trọng số 2 byte/tham số, gradient 2, trạng thái bộ tối ưu (bản sao chính + m + v) 12; giá trị kích hoạt theo công thức ở trên (Korthikanti và cộng sự).
 
 # %%
-gpt2 = {  # name: (parameters, layers, d_model, heads)
-    "small": (124e6, 12, 768, 12), "medium": (355e6, 24, 1024, 16),
-    "large": (774e6, 36, 1280, 20), "XL": (1.5e9, 48, 1600, 25)}
-bpp = memory.bytes_per_parameter(scheme="mixed_adam")
-stack = {"weights": [], "gradients": [], "optimizer_state": [], "activations": []}
-for P, L, h, a in gpt2.values():
-    stack["weights"].append(P * bpp["weights"] / GB)
-    stack["gradients"].append(P * bpp["gradients"] / GB)
-    stack["optimizer_state"].append(P * (bpp["master"] + bpp["adam_m"] + bpp["adam_v"]) / GB)
-    stack["activations"].append(memory.activation_bytes(s=1024, b=8, h=h, a=a, n_layers=L) / GB)
-fig, ax = plt.subplots(figsize=(7, 4))
-bottom = np.zeros(len(gpt2))
-for name, vals in stack.items():
-    ax.bar(list(gpt2), vals, bottom=bottom, label=TERM[name])
-    bottom += np.array(vals)
-ax.set_ylabel("GB"); ax.set_title(tr("The four terms of GPT-2's training memory (b=8, s=1024)"))
-ax.legend(); show()
+with skip_if_unwritten():
+    gpt2 = {  # tr: name: (parameters, layers, d_model, heads)
+        "small": (124e6, 12, 768, 12), "medium": (355e6, 24, 1024, 16),
+        "large": (774e6, 36, 1280, 20), "XL": (1.5e9, 48, 1600, 25)}
+    bpp = memory.bytes_per_parameter(scheme="mixed_adam")
+    stack = {"weights": [], "gradients": [], "optimizer_state": [], "activations": []}
+    for P, L, h, a in gpt2.values():
+        stack["weights"].append(P * bpp["weights"] / GB)
+        stack["gradients"].append(P * bpp["gradients"] / GB)
+        stack["optimizer_state"].append(P * (bpp["master"] + bpp["adam_m"] + bpp["adam_v"]) / GB)
+        stack["activations"].append(memory.activation_bytes(s=1024, b=8, h=h, a=a, n_layers=L) / GB)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bottom = np.zeros(len(gpt2))
+    for name, vals in stack.items():
+        ax.bar(list(gpt2), vals, bottom=bottom, label=TERM[name])
+        bottom += np.array(vals)
+    ax.set_ylabel("GB"); ax.set_title(tr("The four terms of GPT-2's training memory (b=8, s=1024)"))
+    ax.legend(); show()
+    largest = max(stack, key=lambda term: stack[term][-1])  # tr: the largest term of GPT-2 XL
+    reveal("dominant_term", largest.replace("_", " "))
 
 # %%
 grader.check("activation_formula")
+
+# %% [markdown] tags=["en"]
+# **Reflection** (one line, marked by hand with the other reflections): which term did you expect, which one is it, and what makes it grow faster than the other three?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): bạn đã nghĩ số hạng nào, thực tế là số hạng nào, và điều gì làm nó tăng nhanh hơn ba số hạng còn lại?
+
+# %% [markdown] tags=["en", "answer:reflections/dominant_term"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/dominant_term"]
+# *Một dòng ở đây.*
 
 # %% [markdown] tags=["en"]
 # ## 4. Number formats: FP32, FP16, BF16 (§6.3 Mixed-precision training)
@@ -324,14 +389,15 @@ grader.check("activation_formula")
 # FP16 có 5 bit số mũ: giá trị lớn nhất là 65504, các số chuẩn (normal) dừng ở 6,1e-5, và mọi giá trị nhỏ hơn một nửa số dưới chuẩn (subnormal) nhỏ nhất (6e-8 / 2) đều bị làm tròn về 0. BF16 giữ 8 bit số mũ của FP32 (cùng phạm vi) nhưng chỉ có 7 bit phần định trị (mantissa) (eps 7,8e-3). Chương sách cho các phạm vi; các giá trị eps (khoảng cách ngay trên 1) là của chính các định dạng, đọc từ `torch.finfo`.
 
 # %%
-ranges = memory.format_ranges()
-columns = {"max": tr("largest"), "min_normal": tr("smallest normal"), "min_subnormal": tr("smallest subnormal"),
-           "eps": "eps"}
-width = {key: max(10, len(head)) for key, head in columns.items()}
-print(" " * 9, *(f"{head:>{width[key]}}" for key, head in columns.items()), " " + tr("bits (exponent, mantissa)"))
-for name, r in ranges.items():
-    print(f"{name:>9}", *(f"{num(r[key], '.3g'):>{width[key]}}" for key in columns),
-          f" ({r['exponent_bits']}, {r['mantissa_bits']})")
+with skip_if_unwritten():
+    ranges = memory.format_ranges()
+    columns = {"max": tr("largest"), "min_normal": tr("smallest normal"), "min_subnormal": tr("smallest subnormal"),
+               "eps": "eps"}
+    width = {key: max(10, len(head)) for key, head in columns.items()}
+    print(" " * 9, *(f"{head:>{width[key]}}" for key, head in columns.items()), " " + tr("bits (exponent, mantissa)"))
+    for name, r in ranges.items():
+        print(f"{name:>9}", *(f"{num(r[key], '.3g'):>{width[key]}}" for key in columns),
+              f" ({r['exponent_bits']}, {r['mantissa_bits']})")
 
 # %% [markdown] tags=["en"]
 # Real gradients of a deep MLP with small initial weights shrink layer by layer. Cast to FP16, many of them flush to zero. **Loss scaling** (§6.3.1 Loss scaling) multiplies the loss (and so every gradient) by $2^k$ before backward, which lifts them back into FP16's range; too large a scale overflows to inf instead. The chapter names three scales: $2^{10}$ as an example (§6.3.1 Loss scaling), a start at $2^{15}$ halved on overflow and "typically $2^8$ to $2^{14}$" (§6.3.2 Mixed-precision benefits). The sweep below covers them all; the graded checks use $2^{15}$, the chapter's starting scale.
@@ -340,23 +406,24 @@ for name, r in ranges.items():
 # Gradient thật của một MLP sâu với trọng số khởi tạo nhỏ co lại dần qua từng lớp. Khi ép sang FP16, nhiều gradient bị làm tròn về 0. **Nhân tỉ lệ mất mát** (loss scaling) (§6.3.1 Loss scaling) nhân giá trị mất mát (và do đó mọi gradient) với $2^k$ trước lượt ngược, đưa chúng trở lại phạm vi của FP16; hệ số quá lớn thì ngược lại gây tràn trên (overflow) thành inf. Chương sách nêu ba mức: $2^{10}$ làm ví dụ (§6.3.1 Loss scaling), bắt đầu từ $2^{15}$ và giảm một nửa khi tràn trên, và "thường từ $2^8$ đến $2^{14}$" (§6.3.2 Mixed-precision benefits). Phép quét bên dưới bao gồm tất cả; các bài kiểm tra chấm điểm dùng $2^{15}$, mức bắt đầu của chương sách.
 
 # %%
-mlp = {"kind": "mlp"}
-scales = [2.0**k for k in (0, 4, 8, 12, 15, 20, 24)]
-res = [memory.fp16_gradient_underflow(config=mlp, batch_size=32, loss_scale=s) for s in scales]
-for s, r in zip(scales, res):
-    print(tr("scale 2^{k}: {underflow} underflow, {overflow} overflow").format(
-        k=f"{int(math.log2(s)):<2}", underflow=num(r["underflow_fraction"], "6.1%"), overflow=num(r["n_overflow"])))
+with skip_if_unwritten():
+    mlp = {"kind": "mlp"}
+    scales = [2.0**k for k in (0, 4, 8, 12, 15, 20, 24)]
+    res = [memory.fp16_gradient_underflow(config=mlp, batch_size=32, loss_scale=s) for s in scales]
+    for s, r in zip(scales, res):
+        print(tr("scale 2^{k}: {underflow} underflow, {overflow} overflow").format(
+            k=f"{int(math.log2(s)):<2}", underflow=num(r["underflow_fraction"], "6.1%"), overflow=num(r["n_overflow"])))
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
-ax1.plot([math.log2(s) for s in scales], [r["underflow_fraction"] for r in res], "o-")
-ax1.set_xlabel(tr("log2(loss scale)")); ax1.set_ylabel(tr("fraction of gradients lost in FP16"))
-ax1b = ax1.twinx()
-ax1b.plot([math.log2(s) for s in scales], [r["n_overflow"] for r in res], "rs--")
-ax1b.set_ylabel(tr("gradients overflowing to inf"), color="r")
-by = res[0]["underflow_by_parameter"]
-ax2.barh(list(by), list(by.values()))
-ax2.invert_yaxis(); ax2.set_xlabel(tr("fraction lost, loss scale 1"))
-plt.tight_layout(); show()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    ax1.plot([math.log2(s) for s in scales], [r["underflow_fraction"] for r in res], "o-")
+    ax1.set_xlabel(tr("log2(loss scale)")); ax1.set_ylabel(tr("fraction of gradients lost in FP16"))
+    ax1b = ax1.twinx()
+    ax1b.plot([math.log2(s) for s in scales], [r["n_overflow"] for r in res], "rs--")
+    ax1b.set_ylabel(tr("gradients overflowing to inf"), color="r")
+    by = res[0]["underflow_by_parameter"]
+    ax2.barh(list(by), list(by.values()))
+    ax2.invert_yaxis(); ax2.set_xlabel(tr("fraction lost, loss scale 1"))
+    plt.tight_layout(); show()
 
 # %% [markdown] tags=["en"]
 # Why master weights stay FP32 (§6.3.2 Mixed-precision benefits). The chapter says it in one sentence: "a small learning rate (2.5e-4) multiplied by an FP16 gradient can round to zero, but FP32 accumulation preserves these tiny updates". The numbers below are **the lab's own example**, not the chapter's: a gradient of 1e-2 (so lr × grad = 2.5e-6) and a weight of exactly 1 ("w = 1").
@@ -369,16 +436,70 @@ plt.tight_layout(); show()
 # Vì sao cập nhật bị mất, suy ra từng bước: FP16 giữ 10 bit phần định trị, nên giá trị kế tiếp lớn hơn 1 là $1 + 2^{-10}$ (khoảng cách đó là eps của FP16, 9,8e-4). Làm tròn về số gần nhất đưa $1 + u$ về lại 1 mỗi khi $u < 2^{-11} \approx 4{,}9\text{e-}4$; 2,5e-6 nhỏ hơn 200 lần. Bản thân cập nhật không bằng 0 trong FP16 (2,5e-6 là một số dưới chuẩn, lớn hơn 6e-8): nó bị mất ở **phép cộng**. Với trọng số $w$ bất kỳ, ngưỡng tỉ lệ theo nó: cập nhật nhỏ hơn khoảng $|w| \cdot 2^{-11}$ thì bị mất, nên w = 1 đại diện cho mọi trọng số cỡ 1. Trong FP32, khoảng cách ngay trên 1 là $2^{-23} \approx 1{,}2\text{e-}7$, và cập nhật được giữ lại. (Bản thân tích lr × grad chỉ bị làm tròn về 0 trong FP16 khi nhỏ hơn 3e-8, một nửa số dưới chuẩn nhỏ nhất: tức gradient dưới khoảng 1,2e-4 ở tốc độ học này.)
 
 # %%
-rng = np.random.default_rng(0)
-w = rng.normal(0, 0.02, 10_000).astype(np.float32)
-u = (2.5e-4 * rng.normal(0, 1e-2, 10_000)).astype(np.float32)
-for case, lost in ((f"w ~ N{nums((0, 0.02), brackets='()')}", memory.lost_updates(weights=w, updates=u)),
-                   ("w = 1", memory.lost_updates(weights=np.ones(4, np.float32), updates=np.full(4, 2.5e-6, np.float32)))):
-    print(tr("{case}: updates lost in {formats}").format(
-        case=f"{case:<15}", formats="; ".join(f"{fmt} {num(share, '.1%')}" for fmt, share in lost.items())))
+with skip_if_unwritten():
+    rng = np.random.default_rng(0)
+    w = rng.normal(0, 0.02, 10_000).astype(np.float32)
+    u = (2.5e-4 * rng.normal(0, 1e-2, 10_000)).astype(np.float32)
+    for case, lost in ((f"w ~ N{nums((0, 0.02), brackets='()')}", memory.lost_updates(weights=w, updates=u)),
+                       ("w = 1", memory.lost_updates(weights=np.ones(4, np.float32), updates=np.full(4, 2.5e-6, np.float32)))):
+        print(tr("{case}: updates lost in {formats}").format(
+            case=f"{case:<15}", formats="; ".join(f"{fmt} {num(share, '.1%')}" for fmt, share in lost.items())))
 
 # %%
 grader.check("number_formats")
+
+# %% [markdown] tags=["en"]
+# ### Break it on purpose: mixed precision as a toggle (§8 Fallacies and Pitfalls)
+#
+# The chapter's pitfall: treating mixed precision as a switch that casts the model to FP16, with no FP32 master copy and no loss scaling (§6.3.2 Mixed-precision benefits). Write it yourself, then the fix, and watch both train:
+#
+# * `train_fp16_toggle`: `model.half()` and plain SGD on the FP16 weights, `p -= lr * p.grad`, no loss scaling;
+# * `train_fp16_master`: the same run with an FP32 master copy of every weight that trains, the loss scaled before backward and the gradient unscaled in FP32, the master updated and copied into the FP16 model.
+#
+# The model is **the lab's own example**: one hidden layer whose weights have a standard deviation of 0.3, biases frozen (a bias starts at 0, where no update is lost), lr = 1e-5. Each update is a few times 1e-6, far below half the FP16 spacing next to a weight of 0.3 (about 6e-5): in FP16 it rounds away, as the lost updates of the last cell showed. In FP32 the master copy adds the 20 updates up.
+
+# %% [markdown] tags=["vi"]
+# ### Cố tình làm hỏng: độ chính xác hỗn hợp như một công tắc (§8 Fallacies and Pitfalls)
+#
+# Cạm bẫy của chương sách: coi độ chính xác hỗn hợp là một công tắc ép mô hình sang FP16, không có bản sao chính FP32 và không nhân tỉ lệ mất mát (§6.3.2 Mixed-precision benefits). Hãy tự viết nó, rồi viết bản sửa, và xem cả hai huấn luyện:
+#
+# * `train_fp16_toggle`: `model.half()` và SGD thuần trên trọng số FP16, `p -= lr * p.grad`, không nhân tỉ lệ mất mát;
+# * `train_fp16_master`: cùng lượt chạy đó với bản sao chính FP32 của mọi trọng số được huấn luyện, giá trị mất mát được nhân tỉ lệ trước lượt ngược và gradient được chia lại trong FP32, bản sao chính được cập nhật rồi chép vào mô hình FP16.
+#
+# Mô hình là **ví dụ của riêng bài lab**: một lớp ẩn với trọng số có độ lệch chuẩn 0,3, bias bị đóng băng (một bias bắt đầu từ 0, nơi không cập nhật nào bị mất), lr = 1e-5. Mỗi cập nhật cỡ vài lần 1e-6, nhỏ hơn nhiều so với nửa khoảng cách FP16 cạnh một trọng số 0,3 (khoảng 6e-5): trong FP16 nó bị làm tròn mất, như các cập nhật bị mất ở ô trước. Trong FP32, bản sao chính cộng dồn 20 cập nhật đó.
+
+# %%
+toggle_model = {"kind": "mlp", "n_layers": 1, "init_std": 0.3, "act": "relu",
+                "frozen": ["inp.bias", "blocks.0.fc.bias", "out.bias"]}
+run = dict(config=toggle_model, batch_size=64, lr=1e-5, steps=20)
+runs_fp16 = {tr("all in FP16 (the toggle)"): attempt(memory.train_fp16_toggle, **run),
+             tr("FP32 master copy, loss scale 2^10"): attempt(memory.train_fp16_master, **run, loss_scale=2.0**10)}
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for name, losses in runs_fp16.items():
+    if losses is not None:
+        print(tr("{run}: loss {first} -> {last}").format(run=name, first=num(losses[0], 5), last=num(losses[-1], 5)))
+        ax.plot(range(1, len(losses) + 1), losses, "o-", label=name)
+ax.set_xlabel(tr("step")); ax.set_ylabel(tr("loss")); ax.legend(); show()
+
+# %%
+grader.check("fp16_toggle")
+
+# %%
+grader.check("fp16_master")
+
+# %% [markdown] tags=["en"]
+# ### Predict first
+#
+# 48 layers, each holding the same activations. With activation checkpointing, the forward pass keeps only $k$ checkpoints and backward rebuilds one segment at a time; place them at the best $k$. What **share of the activation memory** is saved, against keeping every layer's activations? A percentage from 0 to 100.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước
+#
+# 48 lớp, mỗi lớp giữ cùng một lượng giá trị kích hoạt. Với lưu điểm (activation checkpointing), lượt xuôi chỉ giữ $k$ điểm lưu và lượt ngược dựng lại từng đoạn một; đặt chúng ở $k$ tốt nhất. Tiết kiệm được **bao nhiêu phần trăm bộ nhớ giá trị kích hoạt** so với giữ giá trị kích hoạt của mọi lớp? Một phần trăm từ 0 đến 100.
+
+# %%
+guess = None  # tr: your prediction, in %, from 0 to 100, in place of None
+predict("checkpoint_saving", guess)
 
 # %% [markdown] tags=["en"]
 # ## 5. Checkpointing (lưu điểm) and recompute (tính lại) (§6.5.1.2 Activation checkpointing, §6.5.2 Optimal checkpoint placement strategy)
@@ -391,18 +512,20 @@ grader.check("number_formats")
 # Mô hình của chương sách (bảng trong §6.5.2 Optimal checkpoint placement strategy): $N$ lớp, mỗi lớp giữ $A$ byte giá trị kích hoạt, và $k$ điểm lưu. Lượt xuôi chỉ giữ các điểm lưu; lượt ngược dựng lại từng đoạn $N/k$ lớp một, từ điểm lưu đứng trước nó. Vì vậy bộ nhớ cần tính là **đỉnh trong lượt ngược**, $k \cdot A + (N/k) \cdot A$: mọi điểm lưu, cộng một đoạn đang được dựng lại. Tính theo đơn vị $A$ là $k + N/k$, nhỏ nhất khi $k$ gần $\sqrt N$: 48 lớp với 7 điểm lưu giữ 13,9 trên 48 đơn vị, tiết kiệm 71% (con số ≈ 14·A và 71% của chương sách; §3.3.2 Memory-computation trade-offs: $O(N)$ thành $O(\sqrt N)$).
 
 # %%
-N = 48
-ks = np.arange(1, N + 1)
-units = [memory.checkpoint_units(n_layers=N, n_checkpoints=int(k))["units"] for k in ks]
-best = memory.best_checkpoint_count(n_layers=N)
-kept = memory.checkpoint_units(n_layers=N, n_checkpoints=best)
-print(tr("best k = {k}: {units} units kept, a saving of {saving}").format(
-    k=best, units=num(kept["units"], 1), saving=num(kept["saving"], ".1%")))
-fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.plot(ks, units); ax.axhline(N, ls=":", c="gray", label=tr("no checkpointing"))
-ax.plot([best], [units[best - 1]], "ro", label=f"k={best}")
-ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))  # k counts checkpoints: whole numbers
-ax.set_xlabel(tr("checkpoints k")); ax.set_ylabel(tr("layer-activations kept")); ax.legend(); show()
+with skip_if_unwritten():
+    N = 48
+    ks = np.arange(1, N + 1)
+    units = [memory.checkpoint_units(n_layers=N, n_checkpoints=int(k))["units"] for k in ks]
+    best = memory.best_checkpoint_count(n_layers=N)
+    kept = memory.checkpoint_units(n_layers=N, n_checkpoints=best)
+    reveal("checkpoint_saving", 100 * kept["saving"])
+    print(tr("best k = {k}: {units} units kept, a saving of {saving}").format(
+        k=best, units=num(kept["units"], 1), saving=num(kept["saving"], ".1%")))
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.plot(ks, units); ax.axhline(N, ls=":", c="gray", label=tr("no checkpointing"))
+    ax.plot([best], [units[best - 1]], "ro", label=f"k={best}")
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))  # tr: k counts checkpoints: whole numbers
+    ax.set_xlabel(tr("checkpoints k")); ax.set_ylabel(tr("layer-activations kept")); ax.legend(); show()
 
 # %% [markdown] tags=["en"]
 # Now for real, with `torch.utils.checkpoint` on a 4-block tiny GPT. Each segment of blocks keeps only its input; in backward its forward runs again. A forward **pre**-hook counts the re-runs (non-reentrant checkpointing stops a recompute as soon as it has rebuilt what backward needs, so the forward may never return). Three results per segment size:
@@ -419,21 +542,22 @@ ax.set_xlabel(tr("checkpoints k")); ax.set_ylabel(tr("layer-activations kept"));
 # * `recompute_fraction`: lượt xuôi của mỗi khối chạy thêm một lần trong lượt ngược. Một lượt ngược tốn khoảng hai lượt xuôi (§1 Training Systems Fundamentals), nên đó là 1/3 khối lượng tính toán của các khối trong một bước: con số "≈ 33%" của chương sách. (Bảng của chương sách tính $N_L - k$ lượt xuôi phải chạy lại, như thể mỗi điểm lưu là đầu ra của một lớp; `torch.utils.checkpoint` giữ *đầu vào* của một đoạn và chạy lại mọi khối của đoạn đó.)
 
 # %%
-cfg = {"kind": "gpt", "n_layers": 4, "d_model": 64}
-segs = [0, 1, 2, 4]
-ck = {k: memory.measure_checkpointing(config=cfg, batch_size=8, segment_size=k) for k in segs}
-for k, r in ck.items():
-    print(tr("segment_size={k}: saved {saved} KiB, peak {peak} KiB, forward calls {calls}, recomputed {extra} of the step").format(
-        k=k, saved=num(r["saved_bytes"] / 1024, "7,.1f"), peak=num(r["peak_bytes"] / 1024, "7,.1f"),
-        calls=nums(r["forward_calls"]), extra=num(r["recompute_fraction"], ".0%")))
-    print(tr("    loss {loss}, gradient norm {norm}").format(loss=num(r["loss"], 4), norm=num(r["grad_norm"], 6)))
-labels = [(tr("no checkpointing") if k == 0 else tr("every {k}").format(k=k)) for k in segs]
-x = np.arange(len(segs))
-fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.bar(x - 0.2, [ck[k]["saved_bytes"] / 1024 for k in segs], 0.4, label=tr("saved by the forward pass"))
-ax.bar(x + 0.2, [ck[k]["peak_bytes"] / 1024 for k in segs], 0.4, label=tr("peak during backward"))
-ax.set_xticks(x, labels)
-ax.set_xlabel(tr("checkpoint segments")); ax.set_ylabel(tr("activations (KiB)")); ax.legend(); show()
+with skip_if_unwritten():
+    cfg = {"kind": "gpt", "n_layers": 4, "d_model": 64}
+    segs = [0, 1, 2, 4]
+    ck = {k: memory.measure_checkpointing(config=cfg, batch_size=8, segment_size=k) for k in segs}
+    for k, r in ck.items():
+        print(tr("segment_size={k}: saved {saved} KiB, peak {peak} KiB, forward calls {calls}, recomputed {extra} of the step").format(
+            k=k, saved=num(r["saved_bytes"] / 1024, "7,.1f"), peak=num(r["peak_bytes"] / 1024, "7,.1f"),
+            calls=nums(r["forward_calls"]), extra=num(r["recompute_fraction"], ".0%")))
+        print(tr("    loss {loss}, gradient norm {norm}").format(loss=num(r["loss"], 4), norm=num(r["grad_norm"], 6)))
+    labels = [(tr("no checkpointing") if k == 0 else tr("every {k}").format(k=k)) for k in segs]
+    x = np.arange(len(segs))
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.bar(x - 0.2, [ck[k]["saved_bytes"] / 1024 for k in segs], 0.4, label=tr("saved by the forward pass"))
+    ax.bar(x + 0.2, [ck[k]["peak_bytes"] / 1024 for k in segs], 0.4, label=tr("peak during backward"))
+    ax.set_xticks(x, labels)
+    ax.set_xlabel(tr("checkpoint segments")); ax.set_ylabel(tr("activations (KiB)")); ax.legend(); show()
 
 # %% [markdown] tags=["en"]
 # A checkpoint is not a whole layer. Here it is one block's input, $B \times S \times d$ values, while a block saves many more tensors for backward (its LayerNorms, Q, K and V, the $S \times S$ scores and softmax, the GELU input). The chapter's $k \cdot A$ counts every checkpoint as a full layer's $A$ (its "simplified model"); measured, a checkpoint costs far less, so the peak is lowest with **short** segments, not at $\sqrt N$. Below, a 12-block tiny GPT: the measured peak in units of one block rebuilt ($A$, the `segment_bytes` of one-block segments), against the chapter's $k + N/k$. (Korthikanti et al.'s "full recomputation", Part 3, is the one-block case: $2\,sbh$ per layer kept.)
@@ -442,20 +566,47 @@ ax.set_xlabel(tr("checkpoint segments")); ax.set_ylabel(tr("activations (KiB)"))
 # Một điểm lưu không phải là cả một lớp. Ở đây nó là đầu vào của một khối, $B \times S \times d$ giá trị, trong khi một khối lưu nhiều tensor hơn thế cho lượt ngược (các LayerNorm, Q, K và V, ma trận điểm $S \times S$ và softmax, đầu vào của GELU). $k \cdot A$ của chương sách tính mỗi điểm lưu bằng trọn $A$ của một lớp ("mô hình đơn giản hoá" của nó); đo thực tế, một điểm lưu tốn ít hơn nhiều, nên đỉnh bộ nhớ thấp nhất với các đoạn **ngắn**, không phải ở $\sqrt N$. Bên dưới là một GPT nhỏ 12 khối: đỉnh đo được, tính theo đơn vị một khối được dựng lại ($A$, tức `segment_bytes` khi mỗi đoạn có một khối), đặt cạnh $k + N/k$ của chương sách. ("Tính lại toàn bộ" của Korthikanti và cộng sự, Phần 3, chính là trường hợp một khối: giữ $2\,sbh$ cho mỗi lớp.)
 
 # %%
-cfg12 = {"kind": "gpt", "n_layers": 12, "d_model": 32}
-sizes = [1, 2, 3, 4, 6, 12]
-runs = {c: memory.measure_checkpointing(config=cfg12, batch_size=4, segment_size=c) for c in sizes}
-A = runs[1]["segment_bytes"]  # one block rebuilt
-checkpoints = [12 // c for c in sizes]
-fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.plot(checkpoints, [runs[c]["peak_bytes"] / A for c in sizes], "o-", label=tr("measured peak / A"))
-ax.plot(checkpoints, [memory.checkpoint_units(n_layers=12, n_checkpoints=k)["units"] for k in checkpoints], "s--",
-        label=tr("the chapter's k + N/k"))
-ax.set_xlabel(tr("checkpoints k (segments of N/k blocks)")); ax.set_ylabel(tr("units of one block's activations"))
-ax.legend(); show()
+with skip_if_unwritten():
+    cfg12 = {"kind": "gpt", "n_layers": 12, "d_model": 32}
+    sizes = [1, 2, 3, 4, 6, 12]
+    runs = {c: memory.measure_checkpointing(config=cfg12, batch_size=4, segment_size=c) for c in sizes}
+    A = runs[1]["segment_bytes"]  # tr: one block rebuilt
+    checkpoints = [12 // c for c in sizes]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.plot(checkpoints, [runs[c]["peak_bytes"] / A for c in sizes], "o-", label=tr("measured peak / A"))
+    ax.plot(checkpoints, [memory.checkpoint_units(n_layers=12, n_checkpoints=k)["units"] for k in checkpoints], "s--",
+            label=tr("the chapter's k + N/k"))
+    ax.set_xlabel(tr("checkpoints k (segments of N/k blocks)")); ax.set_ylabel(tr("units of one block's activations"))
+    ax.legend(); show()
 
 # %%
 grader.check("checkpointing")
+
+# %% [markdown] tags=["en"]
+# **Reflection** (one line, marked by hand with the other reflections): how close was your guess to the saving at the best $k$, and why is the best $k$ near $\sqrt N$?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn gần mức tiết kiệm ở $k$ tốt nhất đến đâu, và vì sao $k$ tốt nhất nằm gần $\sqrt N$?
+
+# %% [markdown] tags=["en", "answer:reflections/checkpoint_saving"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/checkpoint_saving"]
+# *Một dòng ở đây.*
+
+# %% [markdown] tags=["en"]
+# ### Predict first
+#
+# GPT-2 XL (1.5e9 parameters, 48 layers) with mixed-precision Adam, micro-batch 4, sequence 1024, **no checkpointing**: does it fit in a 32 GiB (34.4 GB) V100: a) yes, b) no?
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước
+#
+# GPT-2 XL (1,5e9 tham số, 48 lớp) với Adam độ chính xác hỗn hợp, micro-batch 4, độ dài chuỗi 1024, **không lưu điểm**: nó có vừa một V100 32 GiB (34,4 GB) không: a) có, b) không?
+
+# %%
+guess = None  # tr: your prediction: a (yes) or b (no), in place of None
+predict("xl_mixed_fits", guess)
 
 # %% [markdown] tags=["en"]
 # ## 6. GPT-2 XL on a V100 (§6.3.2 Mixed-precision benefits, §6.7 GPT-2 optimization walkthrough)
@@ -484,50 +635,64 @@ grader.check("checkpointing")
 # **Phép chia cho 4 là giả định của chính chương sách.** §3.3.1 Activation memory requirements nói lưu điểm giảm 75% bộ nhớ giá trị kích hoạt, §6.3.2 Mixed-precision benefits chia giá trị kích hoạt cho 4, và §6.7 GPT-2 optimization walkthrough nói "lưu điểm mỗi bốn lớp giảm bộ nhớ giá trị kích hoạt 4 lần". Quy tắc của chính chương sách ở §6.5.2 Optimal checkpoint placement strategy (Phần 5) cho một con số khác cho cùng trường hợp: một điểm lưu mỗi 4 trong 48 lớp là $k = 12$ điểm lưu và các đoạn 4 lớp, $12 + 4 = 16$ trên 48 đơn vị, tức **÷3** (giảm 67%), và 24 + 11,95 = **35,95 GB, không vừa**. Giá trị tốt nhất của quy tắc, $k = 7$ (13,9 đơn vị, 71%), cho 34,35 GB: vừa, dư khoảng 7 MB. (Phần tổng kết của chương sách, §9 Summary, nói lưu điểm giảm giá trị kích hoạt được lưu "3–4 lần".) `v100_walkthrough` giữ phép chia cho 4 của chương sách để tái tạo đúng bảng của nó; ô bên dưới in các con số theo $k + N/k$ bên cạnh.
 
 # %%
-V100 = 32 * 2**30
-walk = memory.v100_walkthrough(n_params=1_500_000_000, n_layers=48, s=1024, b=4, h=1600, a=25,
-                               checkpoint_every=4, capacity_bytes=V100)
-steps = ["fp32_baseline", "mixed_precision", "checkpointed"]
-for s in steps:
-    print(tr("{step}: {gb} GB, fits: {fits}").format(step=f"{s:>16}", gb=num(walk[s] / GB, "5.1f"),
-                                                     fits=tr("yes") if walk["fits"][s] else tr("no")))
+with skip_if_unwritten():
+    V100 = 32 * 2**30
+    walk = memory.v100_walkthrough(n_params=1_500_000_000, n_layers=48, s=1024, b=4, h=1600, a=25,
+                                   checkpoint_every=4, capacity_bytes=V100)
+    reveal("xl_mixed_fits", "yes" if walk["fits"]["mixed_precision"] else "no")
+    steps = ["fp32_baseline", "mixed_precision", "checkpointed"]
+    for s in steps:
+        print(tr("{step}: {gb} GB, fits: {fits}").format(step=f"{s:>16}", gb=num(walk[s] / GB, "5.1f"),
+                                                         fits=tr("yes") if walk["fits"][s] else tr("no")))
 
-# the same step by the chapter's k + N/k rule (§6.5.2 Optimal checkpoint placement strategy): every 4 layers is k = 12 checkpoints; and the best k
-mixed_state = memory.model_state_bytes(n_params=1_500_000_000, scheme="mixed_adam")
-fp16_acts = memory.activation_bytes(s=1024, b=4, h=1600, a=25, n_layers=48)
-rule = {}
-for k in (48 // 4, memory.best_checkpoint_count(n_layers=48)):
-    kept_units = memory.checkpoint_units(n_layers=48, n_checkpoints=k)["units"]
-    rule[k] = mixed_state + fp16_acts * kept_units / 48
-    print(tr("k + N/k with k = {k}: {units} of 48 units, {gb} GB, fits: {fits}").format(
-        k=k, units=num(kept_units, 1), gb=num(rule[k] / GB, "5.2f"), fits=tr("yes") if rule[k] <= V100 else tr("no")))
+    # tr: the same step by the chapter's k + N/k rule (§6.5.2 Optimal checkpoint placement strategy): every 4 layers is k = 12 checkpoints; and the best k
+    mixed_state = memory.model_state_bytes(n_params=1_500_000_000, scheme="mixed_adam")
+    fp16_acts = memory.activation_bytes(s=1024, b=4, h=1600, a=25, n_layers=48)
+    rule = {}
+    for k in (48 // 4, memory.best_checkpoint_count(n_layers=48)):
+        kept_units = memory.checkpoint_units(n_layers=48, n_checkpoints=k)["units"]
+        rule[k] = mixed_state + fp16_acts * kept_units / 48
+        print(tr("k + N/k with k = {k}: {units} of 48 units, {gb} GB, fits: {fits}").format(
+            k=k, units=num(kept_units, 1), gb=num(rule[k] / GB, "5.2f"), fits=tr("yes") if rule[k] <= V100 else tr("no")))
 
-state = [memory.model_state_bytes(n_params=1_500_000_000, scheme=sc) / GB
-         for sc in ("fp32_adam", "mixed_adam", "mixed_adam", "mixed_adam")]
-totals = [walk[s] / GB for s in steps] + [rule[12] / GB]
-acts = [t - m for t, m in zip(totals, state)]
-names = [tr("FP32 baseline"), tr("mixed precision"), tr("+ checkpoint every 4 layers"),
-         tr("every 4 layers, by k + N/k")]  # the steps, as in the table above, and the rule's figure
-names = [textwrap.fill(name, 18) for name in names]  # on two lines: four labels side by side
-fig, ax = plt.subplots(figsize=(8, 4))
-ax.bar(names, state, label=tr("weights + gradients + optimizer state"))
-ax.bar(names, acts, bottom=state, label=TERM["activations"])
-ax.axhline(V100 / GB, c="r", ls="--", label=tr("V100 32 GiB = 34.4 GB"))
-ax.set_ylabel("GB"); ax.set_title("GPT-2 XL, B=4, S=1024"); ax.legend(); show()
+    state = [memory.model_state_bytes(n_params=1_500_000_000, scheme=sc) / GB
+             for sc in ("fp32_adam", "mixed_adam", "mixed_adam", "mixed_adam")]
+    totals = [walk[s] / GB for s in steps] + [rule[12] / GB]
+    acts = [t - m for t, m in zip(totals, state)]
+    names = [tr("FP32 baseline"), tr("mixed precision"), tr("+ checkpoint every 4 layers"),
+             tr("every 4 layers, by k + N/k")]  # tr: the steps, as in the table above, and the rule's figure
+    names = [textwrap.fill(name, 18) for name in names]  # tr: on two lines: four labels side by side
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.bar(names, state, label=tr("weights + gradients + optimizer state"))
+    ax.bar(names, acts, bottom=state, label=TERM["activations"])
+    ax.axhline(V100 / GB, c="r", ls="--", label=tr("V100 32 GiB = 34.4 GB"))
+    ax.set_ylabel("GB"); ax.set_title("GPT-2 XL, B=4, S=1024"); ax.legend(); show()
 
 # %%
 grader.check("v100")
+
+# %% [markdown] tags=["en"]
+# **Reflection** (one line, marked by hand with the other reflections): what did you expect, and which part of the 59.9 GB decides it: the model state or the activations?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): bạn đã nghĩ thế nào, và phần nào của 59,9 GB quyết định điều đó: trạng thái mô hình hay giá trị kích hoạt?
+
+# %% [markdown] tags=["en", "answer:reflections/xl_mixed_fits"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/xl_mixed_fits"]
+# *Một dòng ở đây.*
 
 # %% [markdown] tags=["en"]
 # ## How to check and submit
 #
 # * Check your work: in a terminal, run `autograder check lab3`. It runs the public tests against your `memory.py` and prints points per question with hints. In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
 # * The public tests are only a sample: more **hidden tests** run at grading, on other models, optimizers, batch sizes and shapes, and they compare with PyTorch itself (saved-tensor hooks, `torch.optim`, `torch.utils.checkpoint`). Follow the docstrings exactly.
-# * Submit: `autograder submit lab3` builds the zip to upload (it holds `memory.py` only; `lab3_models.py` is supplied by the grader).
+# * Submit: run the hand-in cell at the end of this notebook, or `autograder submit lab3` in a terminal. The zip holds `memory.py`, this notebook with its outputs and your answers, your predictions (`predictions.json`) and `MANIFEST.json`; `lab3_models.py` is supplied by the grader.
 
 # %% [markdown] tags=["vi"]
 # ## Cách kiểm tra và nộp bài
 #
 # * Kiểm tra bài làm: trong terminal, chạy `autograder check lab3`. Lệnh này chạy các bài kiểm thử công khai trên `memory.py` của bạn và in điểm từng câu hỏi kèm gợi ý. Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, mỗi lần một câu hỏi; `grader.check_all()` chạy tất cả.
 # * Các bài kiểm thử công khai chỉ là một mẫu: khi chấm điểm còn nhiều **bài kiểm thử ẩn** (hidden tests) chạy thêm, trên các mô hình, bộ tối ưu, kích thước batch và shape khác, và chúng so sánh với chính PyTorch (saved-tensor hook, `torch.optim`, `torch.utils.checkpoint`). Hãy làm đúng theo docstring.
-# * Nộp bài: `autograder submit lab3` tạo tệp zip để tải lên (chỉ chứa `memory.py`; `lab3_models.py` do bộ chấm cung cấp).
+# * Nộp bài: chạy ô nộp bài ở cuối sổ tay này, hoặc `autograder submit lab3` trong terminal. Tệp zip chứa `memory.py`, sổ tay này cùng kết quả chạy và câu trả lời của bạn, các dự đoán của bạn (`predictions.json`) và `MANIFEST.json`; `lab3_models.py` do bộ chấm cung cấp.

@@ -78,14 +78,14 @@ import numpy as np
 
 import allreduce
 import attention
-import lab4_sim  # shipped: the recorded loader work and the simulated ring network
+import lab4_sim  # tr: shipped: the recorded loader work and the simulated ring network
 import pipeline
-from autograder.grading.notebook_text import num, nums, show, tr  # what the cells print and plot, in the notebook's language
+from autograder.grading.notebook_text import num, nums, show, tr  # tr: what the cells print and plot, in the notebook's language
 
-for module in (pipeline, attention, allreduce):  # pick up your latest edits
+for module in (pipeline, attention, allreduce):  # tr: pick up your latest edits
     importlib.reload(module)
 
-rng = np.random.default_rng(0)  # random inputs for the attention cells (here, so one failing cell cannot hide it)
+rng = np.random.default_rng(0)  # tr: random inputs for the attention cells (here, so one failing cell cannot hide it)
 
 # %% [markdown] tags=["en"]
 # ## 1. The slowest stage wins (§4.2 Data pipeline)
@@ -102,16 +102,17 @@ rng = np.random.default_rng(0)  # random inputs for the attention cells (here, s
 # Lưu trữ: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ hệ số truy cập (khoảng 0,1 với đọc ngẫu nhiên, §4.2.1 Core components); tiền xử lý: $R = \text{workers} / t_\text{transform}$ (§4.2.2 Preprocessing).
 
 # %%
-STAGE = {"storage": tr("storage"), "preprocess": tr("preprocessing"), "compute": tr("compute"),  # stages, as printed
+STAGE = {"storage": tr("storage"), "preprocess": tr("preprocessing"), "compute": tr("compute"),  # tr: stages, as printed
          "tokenize": tr("tokenize"), "transfer": tr("PCIe transfer"), "forward": tr("forward pass")}
-nvme_random = pipeline.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
-print(tr("NVMe Gen4, random access: {rate} GB/s").format(rate=num(nvme_random / 1e9, 2)))
-print(tr("preprocessing, 8 workers at 4 ms per image: {rate} img/s").format(
-    rate=num(pipeline.preprocess_rate(workers=8, t_transform_s=0.004))))
-slowest = pipeline.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0})
-print(tr("storage 700, preprocessing 200, compute 1000 img/s: {rate} img/s, bottleneck {stage}, "
-         "utilization {busy}").format(rate=num(slowest["rate"]), stage=STAGE.get(slowest["bottleneck"], slowest["bottleneck"]),
-                                      busy=num(slowest["utilization"], ".0%")))
+with skip_if_unwritten():
+    nvme_random = pipeline.storage_rate(disk_rate=7e9, network_rate=12.5e9, access_factor=0.1)
+    print(tr("NVMe Gen4, random access: {rate} GB/s").format(rate=num(nvme_random / 1e9, 2)))
+    print(tr("preprocessing, 8 workers at 4 ms per image: {rate} img/s").format(
+        rate=num(pipeline.preprocess_rate(workers=8, t_transform_s=0.004))))
+    slowest = pipeline.pipeline_rate(stage_rates={"storage": 700.0, "preprocess": 200.0, "compute": 1000.0})
+    print(tr("storage 700, preprocessing 200, compute 1000 img/s: {rate} img/s, bottleneck {stage}, "
+             "utilization {busy}").format(rate=num(slowest["rate"]), stage=STAGE.get(slowest["bottleneck"], slowest["bottleneck"]),
+                                          busy=num(slowest["utilization"], ".0%")))
 
 # %% [markdown] tags=["en"]
 # In time per iteration: without overlap the stages run one after another and $t = \sum_k t_k$; with overlap (prefetching) they work on different batches at once and $t = \max_k t_k$ (§4.2.4 Data flows).
@@ -123,30 +124,50 @@ print(tr("storage 700, preprocessing 200, compute 1000 img/s: {rate} img/s, bott
 #
 # Quy trình GPT-2 của chương (§4.2.2 Preprocessing): một batch gồm 32 × 1024 = 32.768 token. Token hoá ở 500K token/s mất 65,5 ms trên một lõi và 8,2 ms trên 8 lõi; batch int64 nặng 262 KB và đi qua PCIe Gen3 trong 0,017 ms; lượt xuôi mất 80 ms.
 
-# %%
-for workers in (1, 8):
-    g = pipeline.gpt2_pipeline(workers=workers)
-    print(tr("{workers} worker(s): tokenize {tokenize} ms, transfer {transfer} ms, forward pass {forward} ms -> "
-             "a step takes {serial} ms without overlap ({busy_serial} busy), {overlap} ms with overlap "
-             "({busy_overlap} busy); bottleneck: {stage}").format(
-        workers=workers, tokenize=num(g["tokenize_s"] * 1e3, 1), transfer=num(g["transfer_s"] * 1e3, 3),
-        forward=num(g["forward_s"] * 1e3, 0), serial=num(g["step_s_no_overlap"] * 1e3, 1),
-        busy_serial=num(g["utilization_no_overlap"], ".0%"), overlap=num(g["step_s_overlap"] * 1e3, 1),
-        busy_overlap=num(g["utilization_overlap"], ".0%"), stage=STAGE.get(g["bottleneck"], g["bottleneck"])))
+# %% [markdown] tags=["en"]
+# **Predict first.** With the stages overlapped (prefetching), a step takes as long as its slowest stage. How many times faster is the GPT-2 step with 4 tokenizer workers than with 1? A number from 1 to 8 (x): write it in place of `None` and run the cell. The cell after it measures.
 
-fig, ax = plt.subplots(figsize=(7, 2.2))
-for row, workers in enumerate((1, 8)):
-    g = pipeline.gpt2_pipeline(workers=workers)
-    left = 0.0
-    for stage, color in (("tokenize", "tab:orange"), ("transfer", "tab:green"), ("forward", "tab:blue")):
-        ax.barh(row, g[f"{stage}_s"] * 1e3, left=left, color=color, label=STAGE[stage] if row == 0 else None)
-        left += g[f"{stage}_s"] * 1e3
-ax.set_yticks([0, 1], [tr("1 worker"), tr("8 workers")])
-ax.set_xlim(0, 210)
-ax.set_xlabel(tr("ms per batch, stages in sequence (no overlap)"))
-ax.legend(loc="center right", fontsize=8)
-plt.tight_layout()
+# %% [markdown] tags=["vi"]
+# **Dự đoán trước.** Khi các chặng chồng lấp (nạp trước), một bước mất thời gian bằng chặng chậm nhất. Bước GPT-2 nhanh hơn bao nhiêu lần khi có 4 worker token hoá thay vì 1? Một số từ 1 đến 8 (x): hãy viết nó thay cho `None` rồi chạy ô. Ô tiếp theo sẽ đo.
+
+# %%
+guess = None  # tr: your prediction, in place of None
+predict("tokenizer_speedup", guess)
+
+# %%
+with skip_if_unwritten():
+    for workers in (1, 8):
+        g = pipeline.gpt2_pipeline(workers=workers)
+        print(tr("{workers} worker(s): tokenize {tokenize} ms, transfer {transfer} ms, forward pass {forward} ms -> "
+                 "a step takes {serial} ms without overlap ({busy_serial} busy), {overlap} ms with overlap "
+                 "({busy_overlap} busy); bottleneck: {stage}").format(
+            workers=workers, tokenize=num(g["tokenize_s"] * 1e3, 1), transfer=num(g["transfer_s"] * 1e3, 3),
+            forward=num(g["forward_s"] * 1e3, 0), serial=num(g["step_s_no_overlap"] * 1e3, 1),
+            busy_serial=num(g["utilization_no_overlap"], ".0%"), overlap=num(g["step_s_overlap"] * 1e3, 1),
+            busy_overlap=num(g["utilization_overlap"], ".0%"), stage=STAGE.get(g["bottleneck"], g["bottleneck"])))
+
+    fig, ax = plt.subplots(figsize=(7, 2.2))
+    for row, workers in enumerate((1, 8)):
+        g = pipeline.gpt2_pipeline(workers=workers)
+        left = 0.0
+        for stage, color in (("tokenize", "tab:orange"), ("transfer", "tab:green"), ("forward", "tab:blue")):
+            ax.barh(row, g[f"{stage}_s"] * 1e3, left=left, color=color, label=STAGE[stage] if row == 0 else None)
+            left += g[f"{stage}_s"] * 1e3
+    ax.set_yticks([0, 1], [tr("1 worker"), tr("8 workers")])
+    ax.set_xlim(0, 210)
+    ax.set_xlabel(tr("ms per batch, stages in sequence (no overlap)"))
+    ax.legend(loc="center right", fontsize=8)
+    plt.tight_layout()
 show()
+
+one, four = (attempt(pipeline.gpt2_pipeline, workers=w) for w in (1, 4))
+reveal("tokenizer_speedup", one["step_s_overlap"] / four["step_s_overlap"] if one and four else None)
+
+# %% [markdown] tags=["en", "answer:reflections/tokenizer_speedup"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/tokenizer_speedup"]
+# *Một dòng ở đây.*
 
 # %% [markdown] tags=["en"]
 # The chapter says so itself: at GPT-2 scale "CPU tokenization is already close to the 80 ms accelerator forward pass" (§4.2.2 Preprocessing). One core (65.5 ms) keeps up, so this step is compute-bound from the start. The chapter's 8 workers shorten the step only while the stages run one after another (145.6 ms to 88.2 ms, the plot above); overlapped, the 80 ms forward pass sets the pace with one worker or eight. The bottleneck never moves, and storage (0.7 GB/s under random access) never comes close.
@@ -164,29 +185,30 @@ show()
 
 # %%
 ACCESS = {0.1: tr("random access (0.1)"), 1.0: tr("sequential reads (1.0)")}
-for access, reads in ACCESS.items():
-    for workers in (1, 2, 3, 4, 8):
-        p = pipeline.image_pipeline(workers=workers, access_factor=access)
-        print(tr("{reads}, {workers} worker(s): storage {storage}, preprocessing {pre}, PCIe {pcie}, compute {compute} "
-                 "batches/s -> {rate} batches/s ({images} img/s), bottleneck {stage}, accelerator {busy} busy").format(
-            reads=reads, workers=workers, storage=num(p["storage_rate"], 1), pre=num(p["preprocess_rate"], 1),
-            pcie=num(p["transfer_rate"], 0), compute=num(p["compute_rate"], 0), rate=num(p["rate"], 1),
-            images=num(p["images_per_s"], 0), stage=STAGE.get(p["bottleneck"], p["bottleneck"]),
-            busy=num(p["utilization"], ".0%")))
+with skip_if_unwritten():
+    for access, reads in ACCESS.items():
+        for workers in (1, 2, 3, 4, 8):
+            p = pipeline.image_pipeline(workers=workers, access_factor=access)
+            print(tr("{reads}, {workers} worker(s): storage {storage}, preprocessing {pre}, PCIe {pcie}, compute {compute} "
+                     "batches/s -> {rate} batches/s ({images} img/s), bottleneck {stage}, accelerator {busy} busy").format(
+                reads=reads, workers=workers, storage=num(p["storage_rate"], 1), pre=num(p["preprocess_rate"], 1),
+                pcie=num(p["transfer_rate"], 0), compute=num(p["compute_rate"], 0), rate=num(p["rate"], 1),
+                images=num(p["images_per_s"], 0), stage=STAGE.get(p["bottleneck"], p["bottleneck"]),
+                busy=num(p["utilization"], ".0%")))
 
-workers = np.arange(1, 9)
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
-for ax, (access, reads) in zip(axes, ACCESS.items()):
-    runs = [pipeline.image_pipeline(workers=int(w), access_factor=access) for w in workers]
-    for stage, style in (("storage", "tab:green"), ("preprocess", "tab:orange"), ("compute", "tab:blue")):
-        ax.plot(workers, [r[f"{stage}_rate"] for r in runs], color=style, ls="--", label=STAGE[stage])
-    ax.plot(workers, [r["rate"] for r in runs], "k-", lw=3, alpha=0.4, label=tr("the pipeline: the slowest stage"))
-    ax.set_title(reads, fontsize=9)
-    ax.set_xlabel(tr("CPU workers"))
-    ax.set_ylim(0, 150)
-axes[0].set_ylabel(tr("batches per second"))
-axes[1].legend(fontsize=8, loc="lower right")
-plt.tight_layout()
+    workers = np.arange(1, 9)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
+    for ax, (access, reads) in zip(axes, ACCESS.items()):
+        runs = [pipeline.image_pipeline(workers=int(w), access_factor=access) for w in workers]
+        for stage, style in (("storage", "tab:green"), ("preprocess", "tab:orange"), ("compute", "tab:blue")):
+            ax.plot(workers, [r[f"{stage}_rate"] for r in runs], color=style, ls="--", label=STAGE[stage])
+        ax.plot(workers, [r["rate"] for r in runs], "k-", lw=3, alpha=0.4, label=tr("the pipeline: the slowest stage"))
+        ax.set_title(reads, fontsize=9)
+        ax.set_xlabel(tr("CPU workers"))
+        ax.set_ylim(0, 150)
+    axes[0].set_ylabel(tr("batches per second"))
+    axes[1].legend(fontsize=8, loc="lower right")
+    plt.tight_layout()
 show()
 
 # %%
@@ -212,25 +234,26 @@ def span(report):
     """Seconds from the Recorder's start to the last event's end."""
     return max(e["end"] for e in report["events"])
 
-kw = dict(n_items=6, load_work=0.03, compute_work=0.03, kind="sleep", queue_size=2)
-reports = {prefetch: pipeline.run_loader(prefetch=prefetch, **kw) for prefetch in (False, True)}
-print(tr("sequential {serial} s, prefetch {prefetch} s: {ratio}x (ideal 0.5x)").format(
-    serial=num(span(reports[False]), 3), prefetch=num(span(reports[True]), 3),
-    ratio=num(span(reports[True]) / span(reports[False]), 2)))
-for prefetch, report in reports.items():
-    loaders = {e["thread"] for e in report["events"] if e["stage"] == "load"}
-    print(tr("prefetch={prefetch}: loads in thread(s) {loaders}, computes in the calling thread {thread}").format(
-        prefetch=prefetch, loaders=sorted(loaders), thread=report["thread"]))
+with skip_if_unwritten():
+    kw = dict(n_items=6, load_work=0.03, compute_work=0.03, kind="sleep", queue_size=2)
+    reports = {prefetch: pipeline.run_loader(prefetch=prefetch, **kw) for prefetch in (False, True)}
+    print(tr("sequential {serial} s, prefetch {prefetch} s: {ratio}x (ideal 0.5x)").format(
+        serial=num(span(reports[False]), 3), prefetch=num(span(reports[True]), 3),
+        ratio=num(span(reports[True]) / span(reports[False]), 2)))
+    for prefetch, report in reports.items():
+        loaders = {e["thread"] for e in report["events"] if e["stage"] == "load"}
+        print(tr("prefetch={prefetch}: loads in thread(s) {loaders}, computes in the calling thread {thread}").format(
+            prefetch=prefetch, loaders=sorted(loaders), thread=report["thread"]))
 
-fig, axes = plt.subplots(2, 1, figsize=(8, 3), sharex=True)
-for ax, prefetch, title in ((axes[0], False, tr("sequential")), (axes[1], True, tr("prefetch thread"))):
-    for e in reports[prefetch]["events"]:
-        row, color = (1, "tab:orange") if e["stage"] == "load" else (0, "tab:blue")
-        ax.broken_barh([(e["start"], e["end"] - e["start"])], (row, 0.8), color=color, edgecolor="white")
-    ax.set_yticks([0.4, 1.4], [STAGE["compute"], tr("load")])
-    ax.set_title(title, fontsize=9)
-axes[1].set_xlabel(tr("seconds since the Recorder was created"))
-plt.tight_layout()
+    fig, axes = plt.subplots(2, 1, figsize=(8, 3), sharex=True)
+    for ax, prefetch, title in ((axes[0], False, tr("sequential")), (axes[1], True, tr("prefetch thread"))):
+        for e in reports[prefetch]["events"]:
+            row, color = (1, "tab:orange") if e["stage"] == "load" else (0, "tab:blue")
+            ax.broken_barh([(e["start"], e["end"] - e["start"])], (row, 0.8), color=color, edgecolor="white")
+        ax.set_yticks([0.4, 1.4], [STAGE["compute"], tr("load")])
+        ax.set_title(title, fontsize=9)
+    axes[1].set_xlabel(tr("seconds since the Recorder was created"))
+    plt.tight_layout()
 show()
 
 # %% [markdown] tags=["en"]
@@ -249,13 +272,26 @@ show()
 
 # %%
 kw = dict(n_items=8, load_work=1_000_000, compute_work=1_000_000, kind="python_cpu", queue_size=2)
-for prefetch in (False, True):
-    c0, t0 = time.process_time(), time.perf_counter()  # CPU time of all this process's threads; wall time
-    pipeline.run_loader(prefetch=prefetch, **kw)
-    cpu, t = time.process_time() - c0, time.perf_counter() - t0
-    print(tr("pure-Python loading, prefetch={prefetch}: wall time {wall} s, CPU {cpu} s, "
-             "{ratio} CPU-seconds per second").format(prefetch=prefetch, wall=num(t, 3), cpu=num(cpu, 3),
-                                                     ratio=num(cpu / t, 2)))
+with skip_if_unwritten():
+    for prefetch in (False, True):
+        c0, t0 = time.process_time(), time.perf_counter()  # tr: CPU time of all this process's threads; wall time
+        pipeline.run_loader(prefetch=prefetch, **kw)
+        cpu, t = time.process_time() - c0, time.perf_counter() - t0
+        print(tr("pure-Python loading, prefetch={prefetch}: wall time {wall} s, CPU {cpu} s, "
+                 "{ratio} CPU-seconds per second").format(prefetch=prefetch, wall=num(t, 3), cpu=num(cpu, 3),
+                                                         ratio=num(cpu / t, 2)))
+
+# %% [markdown] tags=["en"]
+# **Your answer** (marked by hand): why does the prefetch thread help with `kind="sleep"` despite the GIL, and not with `kind="python_cpu"`? What does PyTorch's `DataLoader(num_workers=...)` do instead? Argue from the timings above.
+
+# %% [markdown] tags=["vi"]
+# **Câu trả lời của bạn** (chấm tay): vì sao luồng nạp trước giúp ích với `kind="sleep"` dù có GIL, mà không giúp với `kind="python_cpu"`? Thay vào đó, `DataLoader(num_workers=...)` của PyTorch làm gì? Hãy lập luận từ các số đo thời gian ở trên.
+
+# %% [markdown] tags=["en", "answer:gil_thread"]
+# *Your answer here.*
+
+# %% [markdown] tags=["vi", "answer:gil_thread"]
+# *Câu trả lời của bạn ở đây.*
 
 # %%
 grader.check("prefetch")
@@ -271,15 +307,16 @@ grader.check("prefetch")
 # Attention tiêu chuẩn tạo ra trọn vẹn (materialize) ma trận điểm attention S×S: 64 MiB mỗi head ở S = 4096 với FP32, so với 64 KiB cho một ô (tile) 128×128. (Chương viết cùng số byte đó là 67,1 MB ở §6.4.1 The standard attention memory bottleneck và là "64 MB" so với "64 KB" ở §6.4.2 IO-aware attention through tiling; bài lab này đếm theo đơn vị nhị phân, 1 MiB = 2²⁰ byte, và nói rõ như vậy.) `tiled_attention`, ý tưởng của FlashAttention (T. Dao và cộng sự, 2022, được chương trích dẫn), duyệt qua K/V theo từng khối và giữ, cho mỗi hàng truy vấn (query), một giá trị max tích luỹ $m$, một hệ số chuẩn hoá tích luỹ $\ell$ và một đầu ra tích luỹ; khi một khối làm tăng $m$, $\ell$ cũ và đầu ra cũ được nhân lại với $e^{m_\text{old} - m_\text{new}}$. Kết quả là chính xác.
 
 # %%
-score = attention.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4)
-print(tr("S = 4096, FP32: the whole score matrix {full} bytes, one 128×128 tile {tile} bytes").format(
-    full=num(score["full_bytes"]), tile=num(score["tile_bytes"])))
+with skip_if_unwritten():
+    score = attention.attention_score_bytes(S=4096, block_size=128, bytes_per_element=4)
+    print(tr("S = 4096, FP32: the whole score matrix {full} bytes, one 128×128 tile {tile} bytes").format(
+        full=num(score["full_bytes"]), tile=num(score["tile_bytes"])))
 
-q, k, v = (rng.standard_normal((2, 100, 16)) for _ in range(3))  # 2 heads; 100 is not a multiple of 32
-for causal in (False, True):
-    err = np.abs(attention.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=32)
-                 - attention.standard_attention(q=q, k=k, v=v, causal=causal)).max()
-    print(tr("causal={causal}: max abs difference {error}").format(causal=causal, error=num(err, ".1e")))
+    q, k, v = (rng.standard_normal((2, 100, 16)) for _ in range(3))  # tr: 2 heads; 100 is not a multiple of 32
+    for causal in (False, True):
+        err = np.abs(attention.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=32)
+                     - attention.standard_attention(q=q, k=k, v=v, causal=causal)).max()
+        print(tr("causal={causal}: max abs difference {error}").format(causal=causal, error=num(err, ".1e")))
 
 
 # %% [markdown] tags=["en"]
@@ -296,30 +333,68 @@ def peak_mib(fn, **kw):
     tracemalloc.stop()
     return peak / 2**20
 
-Ss = [256, 512, 1024, 2048]
-std_mib, tiled_mib = [], []
-for S in Ss:
-    q, k, v = (rng.standard_normal((S, 64)) for _ in range(3))
-    std_mib.append(peak_mib(attention.standard_attention, q=q, k=k, v=v))
-    tiled_mib.append(peak_mib(attention.tiled_attention, q=q, k=k, v=v, block_size=128))
+with skip_if_unwritten():
+    Ss = [256, 512, 1024, 2048]
+    std_mib, tiled_mib = [], []
+    for S in Ss:
+        q, k, v = (rng.standard_normal((S, 64)) for _ in range(3))
+        std_mib.append(peak_mib(attention.standard_attention, q=q, k=k, v=v))
+        tiled_mib.append(peak_mib(attention.tiled_attention, q=q, k=k, v=v, block_size=128))
 
-fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.loglog(Ss, std_mib, "o-", label=tr("standard (S×S scores)"))
-ax.loglog(Ss, tiled_mib, "s-", label=tr("tiled, block 128"))
-ax.loglog(Ss, [S * S * 8 / 2**20 for S in Ss], "k:", label=tr("one S×S float64 matrix"))
-ax.set_xticks(Ss, [str(S) for S in Ss])  # the measured lengths, without crowded minor labels
-ax.xaxis.set_minor_locator(plt.NullLocator())
-ax.set_xlabel(tr("sequence length S"))
-ax.set_ylabel(tr("peak extra memory (MiB)"))
-ax.legend(fontsize=8)
-plt.tight_layout()
-print(tr("S=1024 -> 2048: tiled grows by {tiled} MiB, standard by {standard} MiB; budget {budget} MiB").format(
-    tiled=num(tiled_mib[-1] - tiled_mib[-2], 2), standard=num(std_mib[-1] - std_mib[-2], 1),
-    budget=num(2048 * 2048 * 8 / 8 / 2**20, 0)))
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.loglog(Ss, std_mib, "o-", label=tr("standard (S×S scores)"))
+    ax.loglog(Ss, tiled_mib, "s-", label=tr("tiled, block 128"))
+    ax.loglog(Ss, [S * S * 8 / 2**20 for S in Ss], "k:", label=tr("one S×S float64 matrix"))
+    ax.set_xticks(Ss, [str(S) for S in Ss])  # tr: the measured lengths, without crowded minor labels
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+    ax.set_xlabel(tr("sequence length S"))
+    ax.set_ylabel(tr("peak extra memory (MiB)"))
+    ax.legend(fontsize=8)
+    plt.tight_layout()
+    print(tr("S=1024 -> 2048: tiled grows by {tiled} MiB, standard by {standard} MiB; budget {budget} MiB").format(
+        tiled=num(tiled_mib[-1] - tiled_mib[-2], 2), standard=num(std_mib[-1] - std_mib[-2], 1),
+        budget=num(2048 * 2048 * 8 / 8 / 2**20, 0)))
 show()
 
 # %%
 grader.check("tiled_attention")
+
+# %% [markdown] tags=["en"]
+# ### Break it on purpose: the softmax without the max
+#
+# The stable softmax subtracts each row's max before `exp`; the running max $m$ of `tiled_attention` does the same, block by block. Now write the version the chapter warns about, `naive_attention` in `attention.py`: standard attention with `exp` of the raw scores, nothing subtracted (its docstring says exactly what it must do). `exp` overflows above about 709.8 in float64 (88.7 in float32): it gives inf, and inf / inf gives NaN. The cell below builds 6 query rows, rows 3 to 5 with scores near 1000, and runs both versions on them. The grader checks the symptom: NaN or inf exactly in the rows whose scores overflow, the right values elsewhere, and your tiled version finite and right on the same rows.
+
+# %% [markdown] tags=["vi"]
+# ### Cố ý làm hỏng: softmax không trừ max
+#
+# Softmax ổn định trừ max của mỗi hàng trước `exp`; max tích luỹ $m$ của `tiled_attention` làm đúng việc đó, theo từng khối. Bây giờ hãy viết phiên bản mà chương cảnh báo, `naive_attention` trong `attention.py`: attention tiêu chuẩn với `exp` của điểm thô, không trừ gì (docstring của nó nói chính xác hàm phải làm gì). `exp` tràn số khi vượt khoảng 709,8 với float64 (88,7 với float32): nó cho inf, và inf / inf cho NaN. Ô dưới đây tạo 6 hàng truy vấn, các hàng 3 đến 5 có điểm gần 1000, và chạy cả hai phiên bản trên chúng. Bộ chấm kiểm tra triệu chứng: NaN hoặc inf đúng ở những hàng có điểm bị tràn số, giá trị đúng ở các hàng khác, và phiên bản chia khối của bạn hữu hạn và đúng trên cùng các hàng đó.
+
+# %%
+q_big, k_big = (rng.integers(-8, 9, size=(6, 16)) / 8.0 for _row in range(2))
+q_big[3:, 0], k_big[:, 0] = 40.0, 100.0  # tr: rows 3 to 5: scores near 1000, beyond exp's range in float64
+v_big = rng.standard_normal((6, 16))
+with skip_if_unwritten(), np.errstate(over="ignore", invalid="ignore"):  # tr: the overflow is the point: no warning
+    naive = attention.naive_attention(q=q_big, k=k_big, v=v_big)
+    print(tr("naive softmax: the rows holding NaN or inf: {rows}").format(
+        rows=nums(np.flatnonzero(~np.isfinite(naive).all(axis=-1)))))
+with skip_if_unwritten():
+    tiled = attention.tiled_attention(q=q_big, k=k_big, v=v_big, block_size=2)
+    error = np.abs(tiled - attention.standard_attention(q=q_big, k=k_big, v=v_big)).max()
+    print(tr("tiled, with the running max: every value finite: {ok}; max abs difference from standard_attention "
+             "{error}").format(ok=tr("yes") if np.isfinite(tiled).all() else tr("no"), error=num(error, ".1e")))
+
+# %%
+grader.check("softmax_overflow")
+
+# %% [markdown] tags=["en"]
+# **Predict before you read on.** At S = 4096 and d = 64 in FP32, tiled attention holds far fewer bytes than the S×S scores of standard attention. But a kernel's speed is set by the bytes it moves between HBM and the chip, not by what it holds. With blocks of 128, standard attention moves how many times the bytes tiled attention moves in one forward pass? A number from 1 to 100 (x): write it in place of `None` and run the cell.
+
+# %% [markdown] tags=["vi"]
+# **Dự đoán trước khi đọc tiếp.** Với S = 4096 và d = 64 ở FP32, attention chia khối giữ ít byte hơn nhiều so với ma trận điểm S×S của attention tiêu chuẩn. Nhưng tốc độ của một kernel do số byte nó di chuyển giữa HBM và chip quyết định, không phải số byte nó giữ. Với khối 128, attention tiêu chuẩn di chuyển gấp bao nhiêu lần số byte mà attention chia khối di chuyển trong một lượt xuôi? Một số từ 1 đến 100 (x): hãy viết nó thay cho `None` rồi chạy ô.
+
+# %%
+guess = None  # tr: your prediction, in place of None
+predict("attention_traffic_ratio", guess)
 
 # %% [markdown] tags=["en"]
 # ## 4. Attention memory traffic (§6.4.1 The standard attention memory bottleneck, §6.4.3 Memory and IO complexity analysis)
@@ -340,30 +415,50 @@ grader.check("tiled_attention")
 # Bộ chấm kiểm tra các phép đếm này với cách tự duyệt qua các kernel và các ô của nó. Nó không đếm số byte mà `tiled_attention` của bạn chạm tới: numpy không có HBM hay SRAM để phân biệt.
 
 # %%
-for heads in (1, 16):
-    t = attention.attention_hbm_bytes(S=4096, d=64, block_size=128, n_heads=heads, bytes_per_element=4)
-    print(tr("S = 4096, d = 64, block 128, FP32, {heads} head(s): scores {scores} MB against Q, K, V {qkv} MB "
-             "({footprint}x less); forward traffic {standard} MB standard against {tiled} MB tiled ({traffic}x less)"
-             ).format(heads=heads, scores=num(t["score_bytes"] / 1e6, 1), qkv=num(t["qkv_bytes"] / 1e6, 1),
-                      footprint=num(t["footprint_ratio"], 1), standard=num(t["standard_traffic_bytes"] / 1e6, 1),
-                      tiled=num(t["tiled_traffic_bytes"] / 1e6, 1), traffic=num(t["traffic_ratio"], 1)))
+with skip_if_unwritten():
+    for heads in (1, 16):
+        t = attention.attention_hbm_bytes(S=4096, d=64, block_size=128, n_heads=heads, bytes_per_element=4)
+        print(tr("S = 4096, d = 64, block 128, FP32, {heads} head(s): scores {scores} MB against Q, K, V {qkv} MB "
+                 "({footprint}x less); forward traffic {standard} MB standard against {tiled} MB tiled ({traffic}x less)"
+                 ).format(heads=heads, scores=num(t["score_bytes"] / 1e6, 1), qkv=num(t["qkv_bytes"] / 1e6, 1),
+                          footprint=num(t["footprint_ratio"], 1), standard=num(t["standard_traffic_bytes"] / 1e6, 1),
+                          tiled=num(t["tiled_traffic_bytes"] / 1e6, 1), traffic=num(t["traffic_ratio"], 1)))
 
-blocks = [16, 32, 64, 128, 256, 512, 1024, 4096]
-runs = [attention.attention_hbm_bytes(S=4096, d=64, block_size=b) for b in blocks]
-fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.loglog(blocks, [r["traffic_ratio"] for r in runs], "o-", base=2, label=tr("forward traffic: standard / tiled"))
-ax.axhline(runs[0]["footprint_ratio"], color="k", ls=":", label=tr("footprint: scores / (Q, K, V)"))
-ax.set_xticks(blocks, [str(b) for b in blocks])
-ax.set_yticks([0.5, 1, 2, 4, 8, 16, 32, 64], [num(t) for t in (0.5, 1, 2, 4, 8, 16, 32, 64)])
-ax.minorticks_off()
-ax.set_xlabel(tr("block size (rows of Q and of K/V per tile)"))
-ax.set_ylabel(tr("times fewer bytes"))
-ax.legend(fontsize=8)
-plt.tight_layout()
+    blocks = [16, 32, 64, 128, 256, 512, 1024, 4096]
+    runs = [attention.attention_hbm_bytes(S=4096, d=64, block_size=b) for b in blocks]
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.loglog(blocks, [r["traffic_ratio"] for r in runs], "o-", base=2, label=tr("forward traffic: standard / tiled"))
+    ax.axhline(runs[0]["footprint_ratio"], color="k", ls=":", label=tr("footprint: scores / (Q, K, V)"))
+    ax.set_xticks(blocks, [str(b) for b in blocks])
+    ax.set_yticks([0.5, 1, 2, 4, 8, 16, 32, 64], [num(t) for t in (0.5, 1, 2, 4, 8, 16, 32, 64)])
+    ax.minorticks_off()
+    ax.set_xlabel(tr("block size (rows of Q and of K/V per tile)"))
+    ax.set_ylabel(tr("times fewer bytes"))
+    ax.legend(fontsize=8)
+    plt.tight_layout()
 show()
+
+traffic = attempt(attention.attention_hbm_bytes, S=4096, d=64, block_size=128)
+reveal("attention_traffic_ratio", traffic["traffic_ratio"] if traffic else None)
+
+# %% [markdown] tags=["en", "answer:reflections/attention_traffic_ratio"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/attention_traffic_ratio"]
+# *Một dòng ở đây.*
 
 # %%
 grader.check("attention_traffic")
+
+# %% [markdown] tags=["en"]
+# **Predict before you read on.** N = 8 ranks each hold a gradient buffer of M bytes, and AllReduce must leave the sum on every rank. Sending the whole buffer to every other rank costs each rank 7 × M. How many times M does each rank send in a ring AllReduce? A number from 0.1 to 16 (× M): write it in place of `None` and run the cell.
+
+# %% [markdown] tags=["vi"]
+# **Dự đoán trước khi đọc tiếp.** N = 8 rank, mỗi rank giữ một bộ đệm gradient M byte, và AllReduce phải để lại tổng trên mọi rank. Gửi cả bộ đệm cho mọi rank khác tốn 7 × M cho mỗi rank. Trong AllReduce vòng, mỗi rank gửi bao nhiêu lần M? Một số từ 0,1 đến 16 (× M): hãy viết nó thay cho `None` rồi chạy ô.
+
+# %%
+guess = None  # tr: your prediction, in place of None
+predict("ring_bytes_multiple", guess)
 
 # %% [markdown] tags=["en"]
 # ## 5. Ring AllReduce (§7.2 Scaling beyond a single node)
@@ -384,48 +479,59 @@ grader.check("attention_traffic")
 # Bạn viết việc **một rank làm ở một bước**: `ring_send` (mảnh nào đi tới rank kế tiếp) và `ring_receive` (cộng vào, hoặc ghi đè). `lab4_sim.run_ring` có sẵn mô phỏng cả N rank: mỗi lần gọi chỉ thấy bộ đệm của chính rank đó, và các thông điệp đi qua một mạng mô phỏng chỉ chuyển chúng từ rank r tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Bộ chấm chạy cùng mô phỏng đó và theo dõi từng thông điệp. Dưới đây: 3 rank, 6 phần tử, từng bước một.
 
 # %%
-N = 3
-buffers = [np.array([1, 2, 3, 4, 5, 6]) * 10**r for r in range(N)]  # rank r: digits in the 10**r place
-out = lab4_sim.run_ring(buffers=buffers, send=allreduce.ring_send, receive=allreduce.ring_receive, history=True)
-print(tr("chunks: {bounds}").format(bounds=allreduce.chunk_bounds(M=6, N=N)))
-for step, state in enumerate(out["history"]):
-    if step == 0:
-        label = tr("start")
-    else:
-        phase, t = ("reduce-scatter", step - 1) if step - 1 < N - 1 else ("all-gather", step - 1 - (N - 1))
-        sent = ", ".join(tr("{src}->{dst}: chunk {chunk}").format(src=m["from"], dst=m["to"], chunk=m["chunk"])
-                         for m in out["log"] if m["step"] == step - 1)
-        label = f"{phase} {t} ({sent})"
-    print(f"{label:>62} | " + " | ".join(" ".join(num(x, "3d") for x in b) for b in state))
-summed = all(np.array_equal(r, np.sum(buffers, axis=0)) for r in out["results"])
-print(tr("the sum on every rank: {ok}").format(ok=tr("yes") if summed else tr("no")))
-print(tr("bytes sent per rank, counted by the network: {sent}").format(sent=nums(out["bytes_sent"])))
+with skip_if_unwritten():
+    N = 3
+    buffers = [np.array([1, 2, 3, 4, 5, 6]) * 10**r for r in range(N)]  # tr: rank r: digits in the 10**r place
+    out = lab4_sim.run_ring(buffers=buffers, send=allreduce.ring_send, receive=allreduce.ring_receive, history=True)
+    print(tr("chunks: {bounds}").format(bounds=allreduce.chunk_bounds(M=6, N=N)))
+    for step, state in enumerate(out["history"]):
+        if step == 0:
+            label = tr("start")
+        else:
+            phase, t = ("reduce-scatter", step - 1) if step - 1 < N - 1 else ("all-gather", step - 1 - (N - 1))
+            sent = ", ".join(tr("{src}->{dst}: chunk {chunk}").format(src=m["from"], dst=m["to"], chunk=m["chunk"])
+                             for m in out["log"] if m["step"] == step - 1)
+            label = f"{phase} {t} ({sent})"
+        print(f"{label:>62} | " + " | ".join(" ".join(num(x, "3d") for x in b) for b in state))
+    summed = all(np.array_equal(r, np.sum(buffers, axis=0)) for r in out["results"])
+    print(tr("the sum on every rank: {ok}").format(ok=tr("yes") if summed else tr("no")))
+    print(tr("bytes sent per rank, counted by the network: {sent}").format(sent=nums(out["bytes_sent"])))
 
-# The network enforces the ring: a message to any rank but (r + 1) mod N is refused.
-def send_two_ahead(*, rank, N, step, buffer):
-    return [{"to": (rank + 2) % N, "chunk": 0, "data": buffer[:1]}]
+    # tr: The network enforces the ring: a message to any rank but (r + 1) mod N is refused.
+    def send_two_ahead(*, rank, N, step, buffer):
+        return [{"to": (rank + 2) % N, "chunk": 0, "data": buffer[:1]}]
 
-try:
-    lab4_sim.run_ring(buffers=buffers, send=send_two_ahead, receive=allreduce.ring_receive)
-except lab4_sim.RingError as err:
-    print(tr("refused: {error}").format(error=err))
+    try:
+        lab4_sim.run_ring(buffers=buffers, send=send_two_ahead, receive=allreduce.ring_receive)
+    except lab4_sim.RingError as err:
+        print(tr("refused: {error}").format(error=err))
 
 # %%
-M = 1000  # float32 elements: 4000 bytes per rank
+M = 1000  # tr: float32 elements: 4000 bytes per rank
 Ns = [2, 3, 4, 6, 8, 12, 16]
-measured = [np.mean(lab4_sim.run_ring(buffers=[np.ones(M, np.float32)] * N, send=allreduce.ring_send,
-                                      receive=allreduce.ring_receive)["bytes_sent"]) for N in Ns]
-fig, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
-ax.plot(Ns, measured, "o", label=tr("ring, counted by the network (mean over ranks)"))
-ax.plot(Ns, [allreduce.allreduce_bytes_per_rank(M_bytes=4 * M, N=N) for N in Ns], "-", label=tr("ring: 2(N−1)/N × 4M bytes"))
-ax.plot(Ns, [(N - 1) * 4 * M for N in Ns], "--", label=tr("naive: the whole buffer to every rank"))
-ax.axhline(2 * 4 * M, color="gray", lw=0.5, label=tr("2 × 4M bytes: the ring's limit for large N"))
-ax.set_yscale("log")
-ax.set_xticks(Ns)  # ranks are whole numbers
-ax.set_xlabel(tr("ranks N"))
-ax.set_ylabel(tr("bytes sent per rank"))
-fig.legend(fontsize=8, loc="outside lower center")  # below the axes: no line runs under it
+measured = None
+with skip_if_unwritten():
+    measured = [np.mean(lab4_sim.run_ring(buffers=[np.ones(M, np.float32)] * N, send=allreduce.ring_send,
+                                          receive=allreduce.ring_receive)["bytes_sent"]) for N in Ns]
+    fig, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
+    ax.plot(Ns, measured, "o", label=tr("ring, counted by the network (mean over ranks)"))
+    ax.plot(Ns, [allreduce.allreduce_bytes_per_rank(M_bytes=4 * M, N=N) for N in Ns], "-", label=tr("ring: 2(N−1)/N × 4M bytes"))
+    ax.plot(Ns, [(N - 1) * 4 * M for N in Ns], "--", label=tr("naive: the whole buffer to every rank"))
+    ax.axhline(2 * 4 * M, color="gray", lw=0.5, label=tr("2 × 4M bytes: the ring's limit for large N"))
+    ax.set_yscale("log")
+    ax.set_xticks(Ns)  # tr: ranks are whole numbers
+    ax.set_xlabel(tr("ranks N"))
+    ax.set_ylabel(tr("bytes sent per rank"))
+    fig.legend(fontsize=8, loc="outside lower center")  # tr: below the axes: no line runs under it
 show()
+
+reveal("ring_bytes_multiple", measured[Ns.index(8)] / (4 * M) if measured is not None else None)
+
+# %% [markdown] tags=["en", "answer:reflections/ring_bytes_multiple"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/ring_bytes_multiple"]
+# *Một dòng ở đây.*
 
 # %%
 grader.check("ring_allreduce")
@@ -442,25 +548,26 @@ grader.check("ring_allreduce")
 
 # %%
 BOUND = {"communication": tr("communication-bound"), "compute": tr("compute-bound")}
-for name, bw in ((tr("100 Gb/s network"), 12.5), ("NVLink", 900.0)):
-    w = allreduce.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=bw, compute_s=1.0)
-    print(tr("{link}: {gb} GB per GPU, {comm} s of AllReduce -> {bound}; the wall sits at {wall} GB/s").format(
-        link=name, gb=num(w["bytes_per_gpu"] / 1e9, 1), comm=num(w["comm_s"], 3),
-        bound=BOUND.get(w["bound"], w["bound"]),
-        wall=num(w["break_even_GBps"], 1)))
+with skip_if_unwritten():
+    for name, bw in ((tr("100 Gb/s network"), 12.5), ("NVLink", 900.0)):
+        w = allreduce.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=bw, compute_s=1.0)
+        print(tr("{link}: {gb} GB per GPU, {comm} s of AllReduce -> {bound}; the wall sits at {wall} GB/s").format(
+            link=name, gb=num(w["bytes_per_gpu"] / 1e9, 1), comm=num(w["comm_s"], 3),
+            bound=BOUND.get(w["bound"], w["bound"]),
+            wall=num(w["break_even_GBps"], 1)))
 
-bws = np.logspace(0, 3.2, 60)
-comm = [allreduce.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=b, compute_s=1.0)["comm_s"] for b in bws]
-fig, ax = plt.subplots(figsize=(5, 3.2))
-ax.loglog(bws, comm, label=tr("AllReduce time per step"))
-ax.axhline(1.0, color="k", ls=":", label=tr("compute per step"))
-for name, bw in (("100 Gb/s", 12.5), ("NVLink", 900.0)):
-    ax.axvline(bw, color="gray", lw=0.6)
-    ax.text(bw, 3, name, fontsize=8, rotation=90, va="bottom")
-ax.set_xlabel(tr("link bandwidth (GB/s)"))
-ax.set_ylabel(tr("seconds"))
-ax.legend(fontsize=8)
-plt.tight_layout()
+    bws = np.logspace(0, 3.2, 60)
+    comm = [allreduce.network_wall(n_params=7e9, bytes_per_param=2, n_gpus=8, link_GBps=b, compute_s=1.0)["comm_s"] for b in bws]
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.loglog(bws, comm, label=tr("AllReduce time per step"))
+    ax.axhline(1.0, color="k", ls=":", label=tr("compute per step"))
+    for name, bw in (("100 Gb/s", 12.5), ("NVLink", 900.0)):
+        ax.axvline(bw, color="gray", lw=0.6)
+        ax.text(bw, 3, name, fontsize=8, rotation=90, va="bottom")
+    ax.set_xlabel(tr("link bandwidth (GB/s)"))
+    ax.set_ylabel(tr("seconds"))
+    ax.legend(fontsize=8)
+    plt.tight_layout()
 show()
 
 # %%
@@ -484,51 +591,71 @@ grader.check("network_wall")
 #
 # Hai cách hiểu "phần thời gian của bước" gặp nhau ở đây. Câu "các mô hình nhỏ trên 8 GPU dành 30–50% thời gian để đồng bộ gradient, chỉ tăng tốc 4–6× thay vì 8× lý tưởng" của cạm bẫy là phần thời gian của bước 8 GPU phải chờ, `comm_fraction`: tăng tốc = N × (1 − comm_fraction), 8 × 0,7 = 5,6 và 8 × 0,5 = 4. Nếu đưa 0,3 và 0,5 vào công thức của hình làm r, 8 GPU chỉ cho 2,6× và 1,8×. Hai cách khớp nhau khi r được hiểu như thuật toán vòng định nghĩa: 30% và 50% của bước 8 GPU ứng với r = 3/49 ≈ 0,06 và r = 1/7 ≈ 0,14, nằm giữa đường giới hạn bởi tính toán và đường NVLink của hình. Cụm 8 GPU trong cạm bẫy, mất 36 giờ trong khi một A100 mất 24 giờ, có hệ số tăng tốc 2/3: r = 11/7, hiệu suất 8%.
 
+# %% [markdown] tags=["en"]
+# **Predict first.** A 7B model trains with FP16 gradients on GPUs linked at 100 Gb/s; one GPU computes a step in 8 s. Split over 8 GPUs without overlap, each computes for 1 s and then ring-AllReduces the gradients. What speed-up against one GPU do the 8 GPUs give? A number from 0.1 to 8 (x): write it in place of `None` and run the cell.
+
+# %% [markdown] tags=["vi"]
+# **Dự đoán trước.** Một mô hình 7B huấn luyện với gradient FP16 trên các GPU nối với nhau ở 100 Gb/s; một GPU tính một bước trong 8 s. Chia cho 8 GPU mà không chồng lấp, mỗi GPU tính trong 1 s rồi AllReduce vòng các gradient. 8 GPU nhanh hơn một GPU bao nhiêu lần? Một số từ 0,1 đến 8 (x): hãy viết nó thay cho `None` rồi chạy ô.
+
 # %%
-CURVES = {r: tr("{curve}, r = {r}").format(curve=name, r=num(r, 2)) for r, name in
-          ((0.05, tr("compute-bound (ResNet)")), (0.15, tr("LLM with NVLink")), (0.40, tr("slow network")))}
-for r, name in CURVES.items():
-    print(tr("{curve}: {at8}x on 8 GPUs, {at256}x on 256, never above {ceiling}x").format(
-        curve=name, at8=num(allreduce.scaling_speedup(n_gpus=8, r=r), 2),
-        at256=num(allreduce.scaling_speedup(n_gpus=256, r=r), 1), ceiling=num(1 / r, 1)))
-for waiting in (0.3, 0.5):  # the pitfall: the fraction of the 8-GPU step spent synchronizing
-    r = waiting / (7 * (1 - waiting))  # from comm_fraction = (N − 1)·r / (1 + (N − 1)·r) with N = 8
-    print(tr("8 GPUs waiting {waiting} of the step: r = {r}, speed-up {speedup}x (the figure's formula with r = "
-             "{waiting_number} would say {naive}x)").format(
-        waiting=num(waiting, ".0%"), r=num(r, 3), speedup=num(allreduce.scaling_speedup(n_gpus=8, r=r), 2),
-        waiting_number=num(waiting, 1), naive=num(allreduce.scaling_speedup(n_gpus=8, r=waiting), 2)))
-cluster = allreduce.scaling_speedup(n_gpus=8, r=11 / 7)
-print(tr("r = 11/7 on 8 GPUs: speed-up {speedup}x, so 24 h on one GPU take {hours} h on the cluster").format(
-    speedup=num(cluster, 3), hours=num(24 / cluster, 0)))
+guess = None  # tr: your prediction, in place of None
+predict("speedup_8_gpus", guess)
 
-model = dict(n_params=7e9, bytes_per_param=2, link_Gbps=100.0, compute_s_one_gpu=8.0)  # 1 s a step on each of 8
-for n in (2, 8, 64):
-    for overlap in (False, True):
-        t = allreduce.communication_tax(n_gpus=n, overlap=overlap, **model)
-        print(tr("7B, FP16, 100 Gb/s, {n} GPUs, overlap={overlap}: AllReduce {comm} s against {compute} s of compute, "
-                 "{waiting} of the step waiting, speed-up {speedup}x, efficiency {efficiency} (r = {r})").format(
-            n=n, overlap=overlap, comm=num(t["comm_s"], 2), compute=num(t["compute_s"], 3),
-            waiting=num(t["comm_fraction"], ".0%"), speedup=num(t["speedup"], 2),
-            efficiency=num(t["efficiency"], ".0%"), r=num(t["r"], 2)))
+# %%
+model = dict(n_params=7e9, bytes_per_param=2, link_Gbps=100.0, compute_s_one_gpu=8.0)  # tr: 1 s a step on each of 8
+with skip_if_unwritten():
+    CURVES = {r: tr("{curve}, r = {r}").format(curve=name, r=num(r, 2)) for r, name in
+              ((0.05, tr("compute-bound (ResNet)")), (0.15, tr("LLM with NVLink")), (0.40, tr("slow network")))}
+    for r, name in CURVES.items():
+        print(tr("{curve}: {at8}x on 8 GPUs, {at256}x on 256, never above {ceiling}x").format(
+            curve=name, at8=num(allreduce.scaling_speedup(n_gpus=8, r=r), 2),
+            at256=num(allreduce.scaling_speedup(n_gpus=256, r=r), 1), ceiling=num(1 / r, 1)))
+    for waiting in (0.3, 0.5):  # tr: the pitfall: the fraction of the 8-GPU step spent synchronizing
+        r = waiting / (7 * (1 - waiting))  # tr: from comm_fraction = (N − 1)·r / (1 + (N − 1)·r) with N = 8
+        print(tr("8 GPUs waiting {waiting} of the step: r = {r}, speed-up {speedup}x (the figure's formula with r = "
+                 "{waiting_number} would say {naive}x)").format(
+            waiting=num(waiting, ".0%"), r=num(r, 3), speedup=num(allreduce.scaling_speedup(n_gpus=8, r=r), 2),
+            waiting_number=num(waiting, 1), naive=num(allreduce.scaling_speedup(n_gpus=8, r=waiting), 2)))
+    cluster = allreduce.scaling_speedup(n_gpus=8, r=11 / 7)
+    print(tr("r = 11/7 on 8 GPUs: speed-up {speedup}x, so 24 h on one GPU take {hours} h on the cluster").format(
+        speedup=num(cluster, 3), hours=num(24 / cluster, 0)))
 
-Ns = [1, 2, 4, 8, 16, 32, 64, 128, 256]
-fig, ax = plt.subplots(figsize=(6, 3.6))
-ax.plot(Ns, Ns, "k--", lw=1, label=tr("linear"))
-for r, name in CURVES.items():
-    ax.plot(Ns, [allreduce.scaling_speedup(n_gpus=n, r=r) for n in Ns], "o-", ms=3, label=name)
-for overlap, marker in ((False, "s"), (True, "^")):
-    ax.plot(Ns, [allreduce.communication_tax(n_gpus=n, overlap=overlap, **model)["speedup"] for n in Ns], marker,
-            color="gray", label=tr("7B over 100 Gb/s, overlap={overlap}").format(overlap=overlap))
-ax.set_xscale("log", base=2)
-ax.set_yscale("log", base=2)
-ax.set_xticks(Ns, [str(n) for n in Ns])
-ax.set_yticks(Ns, [str(n) for n in Ns])
-ax.minorticks_off()
-ax.set_xlabel(tr("GPUs N"))
-ax.set_ylabel(tr("speed-up against one GPU"))
-ax.legend(fontsize=7, loc="upper left")
-plt.tight_layout()
+    for n in (2, 8, 64):
+        for overlap in (False, True):
+            t = allreduce.communication_tax(n_gpus=n, overlap=overlap, **model)
+            print(tr("7B, FP16, 100 Gb/s, {n} GPUs, overlap={overlap}: AllReduce {comm} s against {compute} s of compute, "
+                     "{waiting} of the step waiting, speed-up {speedup}x, efficiency {efficiency} (r = {r})").format(
+                n=n, overlap=overlap, comm=num(t["comm_s"], 2), compute=num(t["compute_s"], 3),
+                waiting=num(t["comm_fraction"], ".0%"), speedup=num(t["speedup"], 2),
+                efficiency=num(t["efficiency"], ".0%"), r=num(t["r"], 2)))
+
+    Ns = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(Ns, Ns, "k--", lw=1, label=tr("linear"))
+    for r, name in CURVES.items():
+        ax.plot(Ns, [allreduce.scaling_speedup(n_gpus=n, r=r) for n in Ns], "o-", ms=3, label=name)
+    for overlap, marker in ((False, "s"), (True, "^")):
+        ax.plot(Ns, [allreduce.communication_tax(n_gpus=n, overlap=overlap, **model)["speedup"] for n in Ns], marker,
+                color="gray", label=tr("7B over 100 Gb/s, overlap={overlap}").format(overlap=overlap))
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(Ns, [str(n) for n in Ns])
+    ax.set_yticks(Ns, [str(n) for n in Ns])
+    ax.minorticks_off()
+    ax.set_xlabel(tr("GPUs N"))
+    ax.set_ylabel(tr("speed-up against one GPU"))
+    ax.legend(fontsize=7, loc="upper left")
+    plt.tight_layout()
 show()
+
+tax = attempt(allreduce.communication_tax, n_gpus=8, overlap=False, **model)
+reveal("speedup_8_gpus", tax["speedup"] if tax else None)
+
+# %% [markdown] tags=["en", "answer:reflections/speedup_8_gpus"]
+# *One line here.*
+
+# %% [markdown] tags=["vi", "answer:reflections/speedup_8_gpus"]
+# *Một dòng ở đây.*
 
 # %%
 grader.check("communication_tax")
@@ -543,6 +670,8 @@ grader.check("communication_tax")
 # autograder submit lab4    # builds the zip to upload
 # ```
 #
+# The zip holds your three `.py` files, this notebook with its outputs and your written answers, your predictions (`predictions.json`) and `MANIFEST.json`, the size and SHA-256 hash of each file; the last cell of this notebook writes the same zip.
+#
 # The public tests are quick snapshot checks. More **hidden tests run at grading**: random shapes and lengths, causal masks and several heads, float32 and float64 tolerances, the image pipeline's bottleneck at every number of workers, the chapter's numbers for attention's bytes and for the communication tax, counts walked tile by tile, the recorded events of your loader (overlap, the queue bound, threads and processes), every message of your ring as the simulated network carries it, and how much the measured peak memory of `tiled_attention` grows from S = 1024 to S = 2048. Passing the public tests is necessary, not sufficient.
 #
 # In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
@@ -556,6 +685,8 @@ grader.check("communication_tax")
 # autograder check lab4     # chạy các bài kiểm thử công khai trên các tệp của bạn, theo từng câu hỏi
 # autograder submit lab4    # tạo tệp zip để tải lên
 # ```
+#
+# Tệp zip chứa ba tệp `.py` của bạn, sổ tay này cùng kết quả chạy và các câu trả lời viết của bạn, các dự đoán của bạn (`predictions.json`) và `MANIFEST.json`, kích thước và mã băm SHA-256 của từng tệp; ô cuối của sổ tay này tạo đúng tệp zip đó.
 #
 # Các bài kiểm thử công khai là những phép so sánh nhanh với kết quả mẫu đã lưu (snapshot). Khi chấm điểm còn chạy thêm nhiều **bài kiểm thử ẩn**: hình dạng và độ dài ngẫu nhiên, mặt nạ nhân quả (causal mask) và nhiều head, dung sai của float32 và float64, điểm nghẽn của quy trình nạp ảnh ở mọi số worker, các số của chương cho số byte của attention và cho thuế truyền thông, các phép đếm duyệt từng ô, các sự kiện đã ghi của bộ nạp của bạn (chồng lấp, giới hạn hàng đợi, luồng và tiến trình), từng thông điệp của vòng AllReduce của bạn khi mạng mô phỏng chuyển nó, và mức tăng của bộ nhớ đỉnh đo được của `tiled_attention` từ S = 1024 lên S = 2048. Vượt qua các bài kiểm thử công khai là điều kiện cần, chưa phải điều kiện đủ.
 #

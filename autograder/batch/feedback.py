@@ -18,6 +18,7 @@ from autograder.labkit import messages as M
 from autograder.core import results
 from autograder.core.i18n import N_, _
 from autograder.core.manifest import Manifest
+from autograder.grading.notebook_text import Local
 
 _MARKDOWN_PUNCT = re.compile(r"([\\`*_\[\]~|])")
 _BACKTICKS = re.compile(r"`+")
@@ -59,13 +60,13 @@ def score_lines(res: results.SubmissionResult, manifest: Manifest, lateness: lat
     and what that took, and the points marked by hand that are pending (never lost).  ``scale``:
     the points on another maximum (a Moodle assignment out of 100)."""
     final = lateness.final_score(res.score) if lateness else res.score
-    lines = [_("Score: {score:g} / {max_score:g}").format(score=round(final * scale, 6),
-                                                           max_score=round(manifest.max_score * scale, 6))]
+    lines = [_("Score: {score:g} / {max_score:g}").format(score=Local(round(final * scale, 6)),
+                                                           max_score=Local(round(manifest.max_score * scale, 6)))]
     if lateness and lateness.late_days:
-        lines.append(_(LATE).format(days=lateness.late_days, percent=lateness.penalty_percent,
-                                    raw=round(res.score * scale, 6)))
+        lines.append(_(LATE).format(days=lateness.late_days, percent=Local(lateness.penalty_percent),
+                                    raw=Local(round(res.score * scale, 6))))
     if res.pending_points(manifest):
-        lines.append(_(results.NOT_MARKED).format(points=round(res.pending_points(manifest) * scale, 6)))
+        lines.append(_(results.NOT_MARKED).format(points=Local(round(res.pending_points(manifest) * scale, 6))))
     return lines
 
 
@@ -98,7 +99,7 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
             lines += _manual(q, [t for t in res.tests if t.question == q.id], manifest.question(q.id).participation)
             continue
         mark = "✅" if q.full else "❌"
-        lines += [f"## {mark} {_(q.title)}: {q.points:g} / {q.max_points:g}", ""]
+        lines += [f"## {mark} {_(q.title)}: {Local(q.points):g} / {Local(q.max_points):g}", ""]
         failed = _failed(res, q)
         withheld = False
         for t in failed:
@@ -106,7 +107,7 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
             if t.nodeid in held:
                 withheld = True
                 lines.append(f"- {code(t.name)} ({kind}): " + _("{points:g} / {max_points:g}").format(
-                    points=t.points, max_points=t.max_points))
+                    points=Local(t.points), max_points=Local(t.max_points)))
                 continue
             first, *rest = said[t.nodeid].splitlines() or [_("failed")]
             lines.append(f"- {code(t.name)} ({kind}): {inline(first)}")
@@ -132,8 +133,8 @@ def _manual(q: results.QuestionScore, marks: list[results.TestResult], participa
     """A question marked by hand: its mark and the marker's comment, or that it waits for one.
     The predictions' participation points (``participation``): what the batch gave, and why."""
     if q.pending:
-        return [f"## ⏳ {_(q.title)}: " + _("marked by hand, not marked yet") + f" / {q.max_points:g}", ""]
-    lines = [f"## {'✅' if q.full else '❌'} {_(q.title)}: {q.points:g} / {q.max_points:g}", ""]
+        return [f"## ⏳ {_(q.title)}: " + _("marked by hand, not marked yet") + f" / {Local(q.max_points):g}", ""]
+    lines = [f"## {'✅' if q.full else '❌'} {_(q.title)}: {Local(q.points):g} / {Local(q.max_points):g}", ""]
     if participation:  # our own words (batch.predictions_report), one line
         return lines + [f"- {inline(t.feedback)}" for t in marks if t.feedback.strip()] + [""]
     for t in marks:

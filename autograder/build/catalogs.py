@@ -27,6 +27,7 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
 from autograder import __version__
+from autograder.build import notebooks
 from autograder.core import chapter, i18n, labs
 
 ENGINE = "autograder"  # the engine's domain
@@ -100,7 +101,23 @@ def extract(domain: Domain, methods=METHODS) -> dict[str, list[str]]:
         # titles, and what a prediction cell prints of its lab.toml (its prompt and choices: grading/predictions.py)
         for title in (m.title, *(q.title for q in m.questions), *(t for p in m.predictions for t in p.texts)):
             found.setdefault(title, []).append(f"{domain.lab.name}/lab.toml")
+    for path in _commented(domain):  # "# tr:" comments in notebook code cells (build/notebooks.py)
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for message in notebooks.comment_messages(line):
+                found.setdefault(message, []).append(f"{path.parent.name}/{path.name}:{i}")
     return found
+
+
+def _commented(domain: Domain) -> list[Path]:
+    """The notebook sources whose ``# tr:`` comments go into ``domain``'s catalog: a lab's own
+    source; for the engine, the setup and hand-in cells every notebook gets."""
+    if domain.lab is not None:
+        paths = [notebooks.source_path(domain.lab.assignment_dir, domain.lab.name)]
+    elif domain.name == ENGINE and domain.root is not None:
+        paths = [domain.root / "assignments" / name for name in (notebooks.SETUP_FILE, notebooks.HANDIN_FILE)]
+    else:  # a folder's messages alone (the hidden tests')
+        paths = []
+    return [p for p in paths if p.is_file()]
 
 
 def wanted(root: Path | None = None) -> dict[Domain, dict[str, list[str]]]:

@@ -24,6 +24,15 @@ to do when it cannot get the bundle, in that language.  Apart from those two
 lines the code cells of both languages are the same (:func:`code_cells` with
 ``shared=True``).
 
+A comment in a shared code cell is read in the notebook's language when it is
+written ``# tr: <English>`` (a whole line, or after the code): the build writes
+``# <English>`` into the English notebook and ``# <its translation>`` into the
+Vietnamese one, from the catalogs (``autograder translations`` collects these
+comments: a lab's into the lab's catalog, the setup and hand-in templates'
+into the engine's).  So a Vietnamese reader meets no English comment, and the
+code the two notebooks run stays the same (:func:`code_cells` compares the
+cells without their comments).
+
 The first text cell of each notebook ends with one line naming the version of
 the chapter the labs follow (:data:`PIN`, from ``assignments/chapter.toml``).
 
@@ -42,6 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -61,6 +71,8 @@ NO_BUNDLE = N_("Cannot get the lab bundle. Unzip the one your course gave you in
 PIN = N_("This lab follows one version of the chapter: {book}, \"{title}\", file `{path}` of "
          "[{repo}]({url}) at commit `{commit}`. A pointer (§, a number and a title) names one of its sections.")
 HANDIN_FILE = "notebook_handin.py"  # the hand-in cells every notebook ends with (assignments/)
+# a comment written for the reader: "# tr: <English>", on its own line or after code (not inside a string)
+TR_COMMENT = re.compile(r"(?<!\S)# tr: ([^\n]+)")
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
@@ -100,6 +112,8 @@ def build(source: Path, lang: str, bundle_url: str | None = None) -> nbformat.No
         text = _setup_cell(source, cell.source, lang, bundle_url) if SETUP_TAG in tags else cell.source
         if cell.cell_type == "markdown" and not any(c.cell_type == "markdown" for c in cells):
             text = text.rstrip("\n") + "\n\n" + _pin(source, lang)
+        if cell.cell_type == "code":
+            text = translate_comments(text, lang)
         make = nbformat.v4.new_code_cell if cell.cell_type == "code" else nbformat.v4.new_markdown_cell
         new = make(text, metadata=meta)
         # stable ids: the same source builds byte-identical notebooks
@@ -109,6 +123,17 @@ def build(source: Path, lang: str, bundle_url: str | None = None) -> nbformat.No
         "kernelspec": KERNELSPEC, "language_info": {"name": "python"}, "ironlaw": {"language": lang}})
     nbformat.validate(nb)
     return nb
+
+
+def translate_comments(code: str, lang: str) -> str:
+    """``code`` with each ``# tr: <English>`` comment written ``# <English>`` in ``lang``."""
+    with i18n.language(lang):
+        return TR_COMMENT.sub(lambda m: "# " + _(m.group(1).strip()), code)
+
+
+def comment_messages(code: str) -> list[str]:
+    """The English of each ``# tr:`` comment of ``code``: messages for the catalogs."""
+    return [m.group(1).strip() for m in TR_COMMENT.finditer(code)]
 
 
 def _handin_cells(source: Path) -> list:
@@ -173,9 +198,26 @@ def code_cells(nb: nbformat.NotebookNode, shared: bool = False) -> list[str]:
     return [_without_lang_lines(c) for c in cells]
 
 
+def _without_comments(cell: str) -> str:
+    """``cell`` with each comment's text gone (a ``#`` stays): Python's tokenizer tells a comment
+    from a ``#`` inside a string.  A cell it cannot read is returned as it is."""
+    import io
+    import tokenize
+
+    lines = cell.split("\n")
+    try:
+        comments = [t.start for t in tokenize.generate_tokens(io.StringIO(cell).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return cell
+    for row, col in comments:
+        lines[row - 1] = lines[row - 1][:col] + "#"
+    return "\n".join(lines)
+
+
 def _without_lang_lines(cell: str) -> str:
+    """The cell without the lines written per language: the setup cell's, and the comments."""
     out, skipping = [], False
-    for line in cell.split("\n"):
+    for line in _without_comments(cell).split("\n"):
         if line.startswith(LANG_LINE[:-4]) or line.startswith(NO_BUNDLE_LINE[:-4]):
             out.append(line.split("=", 1)[0] + "= ...")
             skipping = line.rstrip().endswith("(") or (line.split("=", 1)[1].strip().startswith("(")

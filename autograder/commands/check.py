@@ -22,6 +22,7 @@ from autograder.commands import lang_option
 from autograder.core import labs
 from autograder.core.i18n import N_, _
 from autograder.core.results import PASSED, TestResult
+from autograder.grading.notebook_text import Local
 from autograder.grading.local import (TestsDidNotRun, count_hidden_tests, hidden_tests, public_tests_here,
                                       public_tests_sandboxed)
 
@@ -50,7 +51,7 @@ def render(console: Console, lab: labs.Lab, tests: list[TestResult], hidden: int
     for col in COLUMNS:
         table.add_column(_(col))
     for q in lab.manifest.questions:
-        at_grading = f"{q.points:g}"
+        at_grading = f"{Local(q.points):g}"
         if q.manual:  # a written answer in the notebook: no test, a marker's points (or predictions.json's)
             table.add_row(_(q.title), "[dim]" + (_("from your predictions.json") if q.participation
                                                  else _("marked by hand")), "-", at_grading)
@@ -61,7 +62,7 @@ def render(console: Console, lab: labs.Lab, tests: list[TestResult], hidden: int
             continue
         ok = [t.status == PASSED for t in ts]
         names = Text("\n").join(Text(f"{MARK[p]} {t.name}", style="green" if p else "red") for t, p in zip(ts, ok))
-        earned = _(EARNED).format(earned=sum(t.points for t in ts), possible=sum(t.max_points for t in ts))
+        earned = _(EARNED).format(earned=Local(sum(t.points for t in ts)), possible=Local(sum(t.max_points for t in ts)))
         table.add_row(_(q.title), names, Text(earned, style="green" if all(ok) else "red"), at_grading)
     console.print(table)
     console.print(_(POINTS_NOTE), style="dim", markup=False, highlight=False)

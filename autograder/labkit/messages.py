@@ -23,6 +23,7 @@ import re
 
 from autograder.core import chapter
 from autograder.core.i18n import N_, _
+from autograder.grading.notebook_text import in_language
 
 WRONG_TYPE = N_("{what}{case}: expected {expected_type}, got {got_type}")
 # shapes are never printed: a hidden case's shape is made of its drawn (or hidden) sizes
@@ -76,7 +77,8 @@ NEAR = 0.05  # a ratio within 5% of 1 is said in words
 TEXT_LIMIT = 300  # characters of student text in one message
 
 def sig2(x) -> str:
-    """``x`` at two significant figures: 4.0, 0.50, 12, 1200, 1.2e+04, 3.1e-02.
+    """``x`` at two significant figures: 4.0, 0.50, 12, 1200, 1.2e+04, 3.1e-02, written with
+    the student's decimal mark (Vietnamese: 0,50; ``notebook_text.in_language``, CLDR's rules).
 
     Never more than two decimals: below 0.1 and from 10,000 on, in exponent form."""
     x = float(x)
@@ -86,16 +88,14 @@ def sig2(x) -> str:
         return "0"
     r = float(f"{x:.1e}")  # rounds 9.96 to 10, not 9.9
     e = math.floor(math.log10(abs(r)))
-    if -1 <= e < 4:
-        return f"{r:.{max(0, 1 - e)}f}"
-    return f"{r:.1e}"
+    return in_language(f"{r:.{max(0, 1 - e)}f}" if -1 <= e < 4 else f"{r:.1e}")
 
 
 class _Sig2(float):
     """A float that prints at two significant figures unless a format spec says otherwise."""
 
     def __format__(self, spec: str) -> str:
-        return sig2(self) if not spec else float(self).__format__(spec)
+        return sig2(self) if not spec else in_language(float(self).__format__(spec))
 
     __str__ = __repr__ = lambda self: sig2(self)
 

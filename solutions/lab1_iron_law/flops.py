@@ -536,3 +536,68 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
     return {"batch_sizes": list(batch_sizes), "flops": flops, "seconds": seconds, "flop_per_s": rates,
             "peak_flop_per_s": peak, "utilization": [r / peak for r in rates]}
     ### END SOLUTION
+
+
+# ----------------------------------------------------------------------------
+# Break it on purpose: a timing that forgets the warm-up, beside the right one
+
+
+def time_without_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:
+    """BROKEN ON PURPOSE: time X @ W with NO warm-up, to see what that mistake measures.
+
+    Write the mistake, exactly: through lab1_device.open_device(device)
+    (None: this CPU; a dict: a simulated device), make X (rows, d_in) and
+    W (d_in, d_out) with the device's randn (before any timing), then time
+    `repeats` products one at a time, device.clock() just before and just
+    after each single device.matmul(X, W), with no untimed product first:
+    the first timed product is the first product of that shape on the
+    device, and so includes its one-time first-call cost (on a simulated
+    device, spec["warmup_s"]).  Nothing else differs from
+    time_with_warmup.  Never call torch.set_num_threads.  Time: every call
+    has the lab's 10 s limit.
+
+    Returns:
+        list[float], the `repeats` times in seconds, in the order they were taken.
+
+    Tóm tắt (tiếng Việt): CỐ Ý SAI: bấm giờ X @ W mà KHÔNG khởi động.  Qua
+    lab1_device.open_device(device), tạo X (rows, d_in) và W (d_in, d_out)
+    bằng randn của thiết bị trước khi bấm giờ, rồi bấm giờ riêng từng tích
+    trong `repeats` tích bằng device.clock(), không có tích nào chạy trước
+    mà không bấm giờ: lần đo đầu tiên gồm cả chi phí một lần của lần gọi
+    đầu tiên.  Trả về list[float] `repeats` thời gian (giây), theo thứ tự đo.
+    Không gọi torch.set_num_threads.  Mỗi lần gọi có giới hạn 10 s.
+    """
+    ### BEGIN SOLUTION
+    dev = lab1_device.open_device(device)
+    X, W = dev.randn(rows, d_in), dev.randn(d_in, d_out)
+    return [_seconds_of_one(dev, X, W) for _ in range(repeats)]  # the first one pays the one-time cost
+    ### END SOLUTION
+
+
+def time_with_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:
+    """The right timing of X @ W: one untimed warm-up product, then `repeats` timed ones.
+
+    Through lab1_device.open_device(device) (None: this CPU; a dict: a
+    simulated device), make X (rows, d_in) and W (d_in, d_out) with the
+    device's randn (before any timing), run ONE untimed warm-up product,
+    then time `repeats` products one at a time, device.clock() just before
+    and just after each single device.matmul(X, W).  No timed product
+    includes the first-call cost.  Never call torch.set_num_threads.
+    Time: every call has the lab's 10 s limit.
+
+    Returns:
+        list[float], the `repeats` times in seconds, in the order they were taken.
+
+    Tóm tắt (tiếng Việt): cách bấm giờ đúng: qua lab1_device.open_device(device),
+    tạo X (rows, d_in) và W (d_in, d_out) bằng randn của thiết bị trước khi
+    bấm giờ, chạy MỘT tích khởi động không bấm giờ, rồi bấm giờ riêng từng
+    tích trong `repeats` tích bằng device.clock().  Trả về list[float]
+    `repeats` thời gian (giây), theo thứ tự đo.  Không gọi
+    torch.set_num_threads.  Mỗi lần gọi có giới hạn 10 s.
+    """
+    ### BEGIN SOLUTION
+    dev = lab1_device.open_device(device)
+    X, W = dev.randn(rows, d_in), dev.randn(d_in, d_out)
+    dev.matmul(X, W)  # warm-up: pays the one-time cost, untimed
+    return [_seconds_of_one(dev, X, W) for _ in range(repeats)]
+    ### END SOLUTION

@@ -165,3 +165,115 @@ def accumulate_and_step(
     return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()},
             "forward_log": model.forward_log}  # recorded by the shipped model, not by this code
     ### END SOLUTION
+
+
+# -- Break it on purpose: the two bugs the chapter warns about, written by you --------------------------------
+# Each takes the arguments of accumulate_and_step and returns the same dict; each differs from it in ONE place.
+
+
+def accumulate_without_scaling(
+    *,
+    config: dict,
+    state_dict: dict[str, torch.Tensor],
+    batches: list[dict[str, torch.Tensor]],
+    micro_batch_size: int,
+    lr: float,
+) -> dict:
+    """Bug (A) on purpose: ``accumulate_and_step`` without the scaling of the loss.
+
+    Everything as in ``accumulate_and_step`` (same arguments, same steps, same
+    returned dict, one forward per micro-batch, the gradients cleared once
+    per big batch), except one thing: each micro-batch's mean loss goes to
+    ``backward()`` as it is, not multiplied by b_j / B.  So the recorded
+    gradient is the sum of the k micro-batch gradients:
+
+        grads[t] = sum_j grad(mean loss of micro-batch j),
+
+    with k micro-batches of equal size exactly k times the big-batch
+    gradient (§6.5.4 Practical considerations), and the SGD step k times
+    too long.
+
+    What the grader checks: on batches and micro-batch sizes it chooses
+    (equal micro-batches, several steps), every step's gradient is k times
+    the big-batch gradient at that step's parameters (rtol 1e-9), the
+    parameters follow those steps, and the forward log is one forward per
+    micro-batch, as for ``accumulate_and_step``.  A version that is
+    accidentally right (divides by k) or wrong another way (k times too
+    small, say) loses the question.
+
+    Tóm tắt (tiếng Việt): lỗi (A), viết có chủ ý: giống hệt
+    ``accumulate_and_step`` trừ một điểm: mất mát trung bình của mỗi micro-batch
+    được backward nguyên vẹn, không nhân với b_j / B. Gradient ghi lại là tổng
+    k gradient micro-batch, tức gấp đúng k lần gradient của batch lớn khi các
+    micro-batch bằng nhau. Bộ chấm kiểm tra đúng triệu chứng này ở mọi bước;
+    một phiên bản vô tình đúng (có chia cho k) hoặc sai theo kiểu khác (nhỏ đi
+    k lần chẳng hạn) mất điểm câu hỏi.
+    """
+    ### BEGIN SOLUTION
+    return _accumulate(config, state_dict, batches, micro_batch_size, lr, scale=False, zero_inside=False)
+    ### END SOLUTION
+
+
+def accumulate_with_zero_grad_inside(
+    *,
+    config: dict,
+    state_dict: dict[str, torch.Tensor],
+    batches: list[dict[str, torch.Tensor]],
+    micro_batch_size: int,
+    lr: float,
+) -> dict:
+    """Bug (B) on purpose: ``zero_grad()`` inside the micro-batch loop.
+
+    Everything as in ``accumulate_and_step`` (same arguments, same steps, same
+    returned dict, one forward per micro-batch, each micro-batch's mean loss
+    multiplied by b_j / B before ``backward()``), except one thing: the
+    gradients are cleared (``optimizer.zero_grad()``) before *every*
+    micro-batch's backward instead of once per big batch.  Each clear throws
+    away what the micro-batches before it added, so only the last
+    micro-batch's gradient survives:
+
+        grads[t] = (b_last / B) * grad(mean loss of the last micro-batch),
+
+    and the step ignores every other example of the big batch.
+
+    What the grader checks: on batches and micro-batch sizes it chooses
+    (several steps), every step's gradient is exactly that (rtol 1e-9) at
+    that step's parameters, the parameters follow those steps, and the
+    forward log is one forward per micro-batch.  A version that is
+    accidentally right (clears once per big batch) or wrong another way
+    (never clears, so gradients leak from step to step; keeps the first
+    micro-batch instead of the last) loses the question.
+
+    Tóm tắt (tiếng Việt): lỗi (B), viết có chủ ý: giống hệt
+    ``accumulate_and_step`` (mất mát nhân b_j / B) trừ một điểm: gọi
+    ``zero_grad()`` trước backward của *mỗi* micro-batch thay vì một lần cho mỗi
+    batch lớn. Chỉ gradient của micro-batch cuối còn lại:
+    (b_cuối / B) * gradient của mất mát trung bình micro-batch cuối. Bộ chấm
+    kiểm tra đúng điều này ở mọi bước; phiên bản vô tình đúng, hoặc sai theo
+    kiểu khác (không bao giờ xoá, giữ micro-batch đầu), mất điểm câu hỏi.
+    """
+    ### BEGIN SOLUTION
+    return _accumulate(config, state_dict, batches, micro_batch_size, lr, scale=True, zero_inside=True)
+    ### END SOLUTION
+
+
+### BEGIN SOLUTION NO PROMPT
+def _accumulate(config, state_dict, batches, micro_batch_size, lr, *, scale: bool, zero_inside: bool) -> dict:
+    """The accumulation loop with the two switches the broken versions flip."""
+    model = lab2_models.build_model(config)
+    model.load_state_dict(state_dict)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    grads = []
+    for batch in batches:
+        opt.zero_grad(set_to_none=True)
+        B = len(batch["y"])
+        for micro in split_batch(batch=batch, micro_batch_size=micro_batch_size):
+            if zero_inside:
+                opt.zero_grad(set_to_none=True)  # the bug: what the earlier micro-batches added is gone
+            loss = lab2_models.loss_fn(model, micro)
+            (loss * (len(micro["y"]) / B) if scale else loss).backward()
+        grads.append({name: p.grad.detach().clone() for name, p in model.named_parameters()})
+        opt.step()
+    return {"grads": grads, "params": {name: p.detach().clone() for name, p in model.named_parameters()},
+            "forward_log": model.forward_log}
+### END SOLUTION

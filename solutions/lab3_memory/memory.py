@@ -520,6 +520,109 @@ def lost_updates(*,
     ### END SOLUTION
 
 
+def _fp16_run(config: dict, batch_size: int):
+    """The FP32 model and the batch (floating inputs in FP16) of a training run."""
+    model = build_model(config)
+    x, y = make_batch(config, batch_size, seed=0)
+    return model, (x.half() if x.is_floating_point() else x, y)
+
+
+def train_fp16_toggle(*, config: dict, batch_size: int, lr: float, steps: int) -> list:
+    """Break it on purpose: mixed precision as a toggle, the whole step in FP16.
+
+    Chapter: §8 Fallacies and Pitfalls ("mixed precision as a toggle") and
+    §6.3.2 Mixed-precision benefits (the FP32 master copy keeps the small
+    updates that FP16 rounds away).
+
+    Build the model from ``config`` (``build_model``, FP32) and convert it to
+    FP16 with ``model.half()``: from then on there is **no FP32 copy** of any
+    weight.  The batch is ``make_batch(config, batch_size, seed=0)``, its
+    floating inputs cast to ``torch.float16`` (targets unchanged).  Then
+    ``steps`` times: ``loss = forward_loss(model, batch)``; record
+    ``float(loss)``; ``loss.backward()`` (**no loss scaling**); plain SGD in
+    FP16 on every parameter that has a gradient, ``p -= lr * p.grad`` (in
+    place, under ``torch.no_grad()``); clear the gradients.
+
+    Returns the ``steps`` losses (``float``), each measured before that
+    step's update.  On a model whose weights are far larger than
+    ``lr × grad`` the loss **stalls**: every update is below half the FP16
+    spacing next to its weight, and ``w + u`` rounds back to ``w``.
+
+    Tóm tắt (tiếng Việt): cạm bẫy "độ chính xác hỗn hợp như một công tắc":
+    chuyển mô hình sang FP16 (``model.half()``, không giữ bản FP32), đầu vào
+    dạng số thực ép sang FP16; ``steps`` lần: tính loss, ghi ``float(loss)``,
+    lượt ngược không nhân tỉ lệ, SGD trong FP16 ``p -= lr * p.grad`` cho mọi
+    tham số có gradient, xoá gradient.  Trả về danh sách ``steps`` giá trị
+    loss (``float``), mỗi giá trị đo trước cập nhật của bước đó.  Khi
+    ``lr × grad`` quá nhỏ so với trọng số, loss đứng yên: cập nhật bị làm tròn
+    mất.
+    """
+    ### BEGIN SOLUTION
+    model, batch = _fp16_run(config, batch_size)
+    model = model.half()
+    params = [p for p in model.parameters() if p.requires_grad]
+    losses = []
+    for _ in range(steps):
+        loss = forward_loss(model, batch)
+        losses.append(float(loss.detach()))
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                if p.grad is not None:
+                    p -= lr * p.grad  # FP16 + FP16: an update under half a spacing rounds away
+                    p.grad = None
+    return losses
+    ### END SOLUTION
+
+
+def train_fp16_master(*, config: dict, batch_size: int, lr: float, steps: int, loss_scale: float) -> list:
+    """The same training run done right: an FP32 master copy and loss scaling.
+
+    Chapter: §6.3 Mixed-precision training, §6.3.1 Loss scaling and §6.3.2
+    Mixed-precision benefits.
+
+    Build the model from ``config`` (FP32) and keep an FP32 **master copy**
+    of every parameter that requires a gradient (e.g. ``p.detach().clone()``)
+    before converting the model to FP16 with ``model.half()``.  The batch is
+    the one of :func:`train_fp16_toggle`.  Then ``steps`` times: ``loss =
+    forward_loss(model, batch)`` (FP16 model); record ``float(loss)``;
+    ``(loss * loss_scale).backward()``; for every parameter with a gradient,
+    unscale the gradient **in FP32** (``p.grad.float() / loss_scale``),
+    update the master, ``master -= lr * grad``, and copy the master back into
+    the FP16 weight (``p.copy_(master)``); clear the gradients.
+    ``loss_scale`` is a power of two, chosen so that nothing overflows.
+
+    Returns the ``steps`` losses (``float``), each measured before that
+    step's update.  On the same model where :func:`train_fp16_toggle`
+    stalls, this loss falls: the small updates add up in FP32.
+
+    Tóm tắt (tiếng Việt): cùng lượt huấn luyện, làm đúng: giữ bản sao chính
+    FP32 của mọi tham số cần gradient trước ``model.half()``; mỗi bước: tính
+    loss (ghi ``float(loss)``), lượt ngược trên ``loss * loss_scale``, chia
+    gradient cho ``loss_scale`` trong FP32, cập nhật bản sao chính ``master -=
+    lr * grad`` rồi chép vào trọng số FP16, xoá gradient.  Trả về ``steps``
+    giá trị loss (``float``); loss giảm vì các cập nhật nhỏ cộng dồn trong FP32.
+    """
+    ### BEGIN SOLUTION
+    model, batch = _fp16_run(config, batch_size)
+    params = [p for p in model.parameters() if p.requires_grad]
+    masters = [p.detach().clone() for p in params]  # FP32, taken before the cast
+    model = model.half()  # in place: params are now the FP16 working weights
+    losses = []
+    for _ in range(steps):
+        loss = forward_loss(model, batch)
+        losses.append(float(loss.detach()))
+        (loss * loss_scale).backward()
+        with torch.no_grad():
+            for p, master in zip(params, masters):
+                if p.grad is not None:
+                    master -= lr * (p.grad.float() / loss_scale)  # unscaled and added in FP32
+                    p.copy_(master)
+                    p.grad = None
+    return losses
+    ### END SOLUTION
+
+
 # -- 5. Checkpointing ----------------------------------------------------------------------
 def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
     """The chapter's checkpoint model: k checkpoints among N layers.

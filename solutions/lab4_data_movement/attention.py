@@ -172,6 +172,49 @@ def standard_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: b
     ### END SOLUTION
 
 
+def naive_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
+    """Break it on purpose: standard attention with the softmax that does NOT subtract the row max.
+
+    The chapter's warning made concrete (§6.4 Flash attention: IO-aware
+    attention optimization): softmax(z) = exp(z) / Σ exp(z) taken literally,
+    on the raw scores z = QKᵀ/√d, exactly as standard_attention but without
+    the shift by each row's max. Write it so that it shows the symptom:
+
+      * a row whose scores all fit exp's range (below about 709 in float64,
+        88 in float32) gives the same output as standard_attention (within
+        1e-10 in float64, 1e-5 in float32);
+      * a row with a score above that range overflows: exp gives inf, inf /
+        inf gives NaN, and that row of the output is not finite (NaN or inf).
+
+    Compute in q's dtype (do not convert float32 to float64: a float32 score
+    of 100 must overflow), subtract nothing from the scores, clip nothing,
+    and do not call a library softmax (scipy's and torch's subtract the max
+    themselves). numpy warns about the overflow; that is the point.
+
+    Args:
+        q, k, v: arrays of shape (..., S, d), float32 or float64.
+        causal: if True, query i attends to keys j ≤ i only.
+
+    Returns:
+        (..., S, d) array with q's dtype, NaN or inf in the rows whose scores overflow.
+
+    Tóm tắt (tiếng Việt): cố ý viết sai: attention tiêu chuẩn với softmax KHÔNG trừ max của
+    hàng, exp(z) / Σ exp(z) trên điểm thô z = QKᵀ/√d, tính trong dtype của q (không đổi
+    float32 sang float64), không trừ, không cắt gì, không gọi softmax của thư viện. Hàng có
+    mọi điểm nằm trong miền của exp cho kết quả như standard_attention; hàng có một điểm
+    vượt miền đó (trên khoảng 709 với float64, 88 với float32) bị tràn số: exp cho inf,
+    inf / inf cho NaN, và hàng đó của đầu ra không hữu hạn (NaN hoặc inf).
+    """
+    ### BEGIN SOLUTION
+    S, d = q.shape[-2:]
+    scores = (q @ np.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(d))
+    if causal:
+        scores = np.where(np.tri(S, dtype=bool), scores, -np.inf)
+    p = np.exp(scores)  # no max subtracted: inf once a score passes the dtype's range
+    return (p / p.sum(axis=-1, keepdims=True)) @ v
+    ### END SOLUTION
+
+
 def tiled_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False,
                     block_size: int = 128) -> np.ndarray:
     """softmax(QKᵀ/√d)·V with an online softmax over blocks, never holding S×S.

@@ -286,3 +286,90 @@ def test_split_batch(student, models, rng):
                 for key in ("x", "y"):
                     assert_close(micro[key], batch[key][start : start + b], rtol=0, case=case,
                                  what=_("micro-batch {index} [{key}]").format(index=j, key=repr(key)))
+
+
+# -- Break it on purpose: the student's own broken versions show exactly their symptom -------------------------
+# The truth is this file's own loop on the trusted model, with the one switch each bug flips; the correct
+# function's side (no symptom) is the tests above: A_no_scale and B_stale_grad lose "accumulation".
+NOT_BROKEN = N_("{what}{case}: it is the correct accumulated gradient: this function must show the bug, not fix it")
+NOT_THIS_BUG = N_("{what}{case}: it is neither the correct gradient nor the one this bug gives ({symptom})")
+NO_SCALING = N_("the sum of the micro-batch gradients, k times the big-batch gradient")
+ZERO_INSIDE = N_("only the last micro-batch's gradient, scaled by its share of the examples")
+
+# (B, micro-batch size, steps): k = 4, 3, 2 and 5; 3 steps where later steps start from the broken parameters
+BREAK_CASES = ((12, 3, 3), (12, 4, 2), (10, 5, 2), (10, 2, 1))
+BREAK_UNEVEN = ((10, 4, 2), (7, 3, 2))  # sizes 4, 4, 2 and 3, 3, 1: the last one is short
+
+
+def trusted_accumulation(models, config, state_dict, batches, b, lr, *, scale: bool, zero_inside: bool):
+    """SGD with accumulation on the trusted model; each bug flips one switch. (grads per step, final params)."""
+    model = models.build_model(config)
+    model.load_state_dict(state_dict)
+    grads = []
+    for batch in batches:
+        model.zero_grad(set_to_none=True)
+        B = len(batch["y"])
+        for i in range(0, B, b):
+            micro = {key: v[i : i + b] for key, v in batch.items()}
+            if zero_inside:
+                model.zero_grad(set_to_none=True)
+            loss = models.loss_fn(model, micro)
+            (loss * (len(micro["y"]) / B) if scale else loss).backward()
+        grads.append({n: p.grad.detach().clone() for n, p in model.named_parameters()})
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+    return grads, {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def check_broken(student, models, fn_name: str, *, scale: bool, zero_inside: bool, symptom: str, cases):
+    lr = 0.5
+    for B, b, steps in cases:
+        config, state_dict, batches = make_case(models, seed=7 * B + b, B=B, steps=steps)
+        case = _("batch {B}, micro-batch {b}, {steps} step(s)").format(B=B, b=b, steps=steps)
+        out = getattr(student, fn_name)(config=config, state_dict=state_dict, batches=batches, micro_batch_size=b,
+                                        lr=lr)
+        assert_keys(out, ("grads", "params", "forward_log"), what=_("{name} result").format(name=fn_name), case=case)
+        assert_scalar(len(out["grads"]), steps, what=_("number of recorded gradients (one per step)"), case=case,
+                      rtol=0)
+        check_forward_log(models, out["forward_log"], batches, b, case=case)
+        want, params = trusted_accumulation(models, config, state_dict, batches, b, lr, scale=scale,
+                                            zero_inside=zero_inside)
+        # the correct step from the same parameters the broken run had reached: "accidentally right" is named
+        for t in range(steps):
+            before = state_dict if t == 0 else _params_before(models, config, state_dict, batches, b, lr, t,
+                                                               scale=scale, zero_inside=zero_inside)
+            right, _p = big_batch_truth(models, config, before, batches[t : t + 1], lr)
+            what = _("gradient of step {step}").format(step=t + 1)
+            assert_keys(out["grads"][t], NAMES, what=what, case=case)
+            if all(_close(out["grads"][t][n], want[t][n]) for n in NAMES):
+                continue
+            sfx = M.case_suffix(case)
+            if all(_close(out["grads"][t][n], right[0][n]) for n in NAMES):
+                raise AssertionError(M.say(NOT_BROKEN, what=what, case=sfx))
+            raise AssertionError(M.say(NOT_THIS_BUG, what=what, case=sfx, symptom=_(symptom)))
+        assert_keys(out["params"], NAMES, what="params", case=case)
+        for name in NAMES:
+            assert_close(out["params"][name], params[name], what=_("{name} after the last step").format(name=name),
+                         case=case, rtol=RTOL, atol=ATOL)
+
+
+def _params_before(models, config, state_dict, batches, b, lr, t, *, scale, zero_inside):
+    """The parameters the broken run holds before step t + 1 (after its first t steps)."""
+    _g, params = trusted_accumulation(models, config, state_dict, batches[:t], b, lr, scale=scale,
+                                      zero_inside=zero_inside)
+    return params
+
+
+@pytest.mark.question("break_no_scaling")
+def test_without_scaling_is_k_times_the_gradient(student, models):
+    """accumulate_without_scaling: each step's gradient is the sum of the micro-batch means (k x the big batch)."""
+    check_broken(student, models, "accumulate_without_scaling", scale=False, zero_inside=False, symptom=NO_SCALING,
+                 cases=BREAK_CASES)
+
+
+@pytest.mark.question("break_zero_grad_inside")
+def test_zero_grad_inside_keeps_only_the_last_micro_batch(student, models):
+    """accumulate_with_zero_grad_inside: only the last micro-batch's (weighted) gradient survives, every step."""
+    check_broken(student, models, "accumulate_with_zero_grad_inside", scale=True, zero_inside=True,
+                 symptom=ZERO_INSIDE, cases=BREAK_CASES + BREAK_UNEVEN)

@@ -71,6 +71,15 @@ def test_throughput_flops_column(student, snapshot):
                    case=_("lab1_device defaults, seed 1"), rtol=1e-9)
 
 
+@pytest.mark.question("warmup")
+def test_warmup_break_it(student, snapshot):
+    # on a simulated device the first product of a shape pays a one-time cost (lab1_device.SIMULATED["warmup_s"])
+    got = {"without": student.time_without_warmup(rows=16, d_in=64, d_out=32, repeats=3, device=SIMULATED),
+           "with": student.time_with_warmup(rows=16, d_in=64, d_out=32, repeats=3, device=SIMULATED)}
+    snapshot.check("warmup_break_it", got, what=_("time_without_warmup and time_with_warmup on a simulated device"),
+                   case=_("lab1_device defaults, seed 1"), rtol=1e-9)
+
+
 @pytest.mark.question("iron_law_mfu")
 def test_chapter_mfu_and_iron_law(student, snapshot):
     got = {

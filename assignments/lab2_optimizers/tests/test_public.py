@@ -126,3 +126,25 @@ def test_accumulation_short_last_micro_batch(student, snapshot):
     got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out)}
     snapshot.check("accumulation_uneven", got, what=_("accumulation"),
                    case=_("batch 10, micro-batch 4 (sizes 4, 4, 2), 1 step"), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.question("break_no_scaling")
+def test_accumulation_without_scaling(student, snapshot):
+    g = torch.Generator().manual_seed(2)
+    state_dict = tiny_state_dict(g)
+    out = student.accumulate_without_scaling(config=TINY_MLP, state_dict=state_dict, batches=[tiny_batch(g, 8)],
+                                             micro_batch_size=2, lr=0.5)
+    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out)}
+    snapshot.check("break_no_scaling", got, what=_("accumulate_without_scaling"),
+                   case=_("batch 8, micro-batch 2, 1 step"), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.question("break_zero_grad_inside")
+def test_accumulation_with_zero_grad_inside(student, snapshot):
+    g = torch.Generator().manual_seed(3)
+    state_dict = tiny_state_dict(g)
+    out = student.accumulate_with_zero_grad_inside(config=TINY_MLP, state_dict=state_dict,
+                                                   batches=[tiny_batch(g, 8)], micro_batch_size=2, lr=0.5)
+    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out)}
+    snapshot.check("break_zero_grad_inside", got, what=_("accumulate_with_zero_grad_inside"),
+                   case=_("batch 8, micro-batch 2, 1 step"), rtol=1e-9, atol=1e-12)

@@ -73,3 +73,24 @@ def test_v100_walkthrough(student, snapshot):
     got = student.v100_walkthrough(n_params=1_500_000_000, n_layers=48, s=1024, b=4, h=1600, a=25,
                                    checkpoint_every=4, capacity_bytes=32 * 2**30)
     snapshot.check("v100_walkthrough", got, what="v100_walkthrough", case="GPT-2 XL, B=4, V100 32 GiB", rtol=1e-9)
+
+
+# the break-it pair: one hidden layer, biases frozen, updates far below half the FP16 spacing of the weights
+TOGGLE = {"kind": "mlp", "n_layers": 1, "init_std": 0.3, "act": "relu",
+          "frozen": ["inp.bias", "blocks.0.fc.bias", "out.bias"]}
+
+
+@pytest.mark.question("fp16_toggle")
+def test_fp16_toggle_stalls(student):
+    losses = student.train_fp16_toggle(config=TOGGLE, batch_size=32, lr=1e-5, steps=20)
+    assert len(losses) == 20, _("train_fp16_toggle: one loss per step (20 steps)")
+    assert abs(losses[0] - losses[-1]) < 2e-4, _(
+        "train_fp16_toggle (B=32, lr=1e-5, 20 steps): the loss moved; done wholly in FP16 it should stall")
+
+
+@pytest.mark.question("fp16_master")
+def test_fp16_master_falls(student):
+    losses = student.train_fp16_master(config=TOGGLE, batch_size=32, lr=1e-5, steps=20, loss_scale=1024.0)
+    assert len(losses) == 20, _("train_fp16_master: one loss per step (20 steps)")
+    assert losses[0] - losses[-1] > 1e-3, _(
+        "train_fp16_master (B=32, lr=1e-5, 20 steps, loss_scale=2^10): the loss should fall")

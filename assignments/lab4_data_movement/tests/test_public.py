@@ -54,6 +54,20 @@ def test_tiled_attention_small(student, snapshot):
                    rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.question("softmax_overflow")
+def test_naive_attention_overflows_in_rows_3_to_5(student, snapshot):
+    rng = np.random.default_rng(5)
+    q, k = (rng.integers(-8, 9, size=(6, 16)) / 8.0 for _tensor in range(2))
+    q[3:, 0], k[:, 0] = 40.0, 100.0  # rows 3 to 5: every score near 1000, beyond exp's range in float64
+    v = rng.standard_normal((6, 16))
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = np.asarray(student.naive_attention(q=q, k=k, v=v))
+    got = {"naive_finite_rows": np.isfinite(naive).all(axis=-1).astype(np.int64), "naive_rows_0_to_2": naive[:3],
+           "tiled": student.tiled_attention(q=q, k=k, v=v, block_size=6)}
+    snapshot.check("naive_attention", got, what=_("naive_attention and tiled_attention"),
+                   case=_("6 rows, d=16, rows 3 to 5 with scores near 1000, float64"), rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.question("attention_traffic")
 def test_attention_hbm_bytes_4096(student, snapshot):
     got = {f"heads_{h}": student.attention_hbm_bytes(S=4096, d=64, block_size=128, n_heads=h, bytes_per_element=4)

@@ -395,3 +395,24 @@ def test_a_shared_traceback_is_shown_once():
     assert md.count('File "toy.py", line 3') == 1, md
     assert md.count("(details as for `test_add_one` above)") == 0  # the name is ours, but said as text
     assert md.count("details as for test\\_add\\_one above") == 2, md
+
+
+def test_numbers_in_feedback_follow_the_students_language():
+    """One function writes a number for each language (Babel's CLDR separators): the feedback's
+    ratios and scores read 2,3 and 3,5 in Vietnamese, 2.3 and 3.5 in English."""
+    from autograder.core import i18n
+    from autograder.grading.notebook_text import Local
+
+    for lang, ratio, score in (("en", "2.3", "3.5 / 7"), ("vi", "2,3", "3,5 / 7")):
+        with i18n.language(lang):
+            assert ratio in M.say(M.SCALAR_OFF, what="x", case="", ratio=2.345, rtol=1e-6)
+            assert M.sig2(0.5) == ("0.50" if lang == "en" else "0,50")
+            assert _score(lang) == score
+            assert f"{Local(1234.5):,.1f}" == ("1,234.5" if lang == "en" else "1.234,5")
+
+
+def _score(lang: str) -> str:
+    from autograder.core.i18n import _
+    from autograder.grading.notebook_text import Local
+
+    return _("{points:g} / {max_points:g}").format(points=Local(3.5), max_points=Local(7))

@@ -28,7 +28,11 @@ from autograder.core import labs
 
 LAB = labs.get("lab2")
 MAX = LAB.manifest.max_score
-FULL, LATE2, LATE1 = (f"{round(MAX * k, 6):g}" for k in (1, 0.8, 0.9))  # on time; 2 and 1 days late at 10% a day
+# the reference's code earns every tested point; its reflections (marked by hand) are pending and it hands in
+# no predictions.json here, so its score is the tested points
+AUTO = sum(q.points for q in LAB.manifest.tested)
+SCORE, LATE2, LATE1 = (f"{round(AUTO * k, 6):g}" for k in (1, 0.8, 0.9))  # on time; 2 and 1 days late at 10% a day
+FULL = f"{MAX:g}"  # the lab's maximum, as the platforms' "points possible"
 RAR = b"Rar!\x1a\x07\x01\x00" + b"\x00" * 64  # a RAR 5 header: what WinRAR writes first
 SEVEN_Z = b"7z\xbc\xaf\x27\x1c\x00\x04" + b"\x00" * 64
 DUE = ["--due", "2026-12-20T23:59", "--tz", "Asia/Ho_Chi_Minh", "--late-penalty", "10"]
@@ -120,7 +124,7 @@ def test_moodle_every_upload_reaches_the_gradebook(moodle):
     rows = _gradebook(out)
     assert set(rows) == {f"{STUDENTS[p]}_{p}" for p in STUDENTS if p != "1007"}  # one per participant who handed in
     got = {k.rsplit("_", 1)[1]: (v["raw_score"], v["score"]) for k, v in rows.items()}
-    assert got == {"1001": (FULL, LATE2), "1002": (FULL, FULL), "1003": ("0", "0"), "1004": (FULL, FULL),
+    assert got == {"1001": (SCORE, LATE2), "1002": (SCORE, SCORE), "1003": ("0", "0"), "1004": (SCORE, SCORE),
                    "1005": ("0", "0"), "1006": ("0", "0")}
     an = rows["Nguyễn Văn An_1001"]
     assert (an["late_days"], an["penalty_percent"]) == ("2", "20") and an["name"] == "Nguyễn Văn An"
@@ -153,8 +157,8 @@ def test_moodle_worksheet_goes_back_as_downloaded_with_grades_and_comments(moodl
                [c for i, c in enumerate(was) if i not in (grade, comment)]  # nothing else touched
     by_pid = {r[0]: r for r in rows[1:]}
     assert {p: by_pid[f"Participant {p}"][grade] for p in STUDENTS} == {
-        "1001": LATE2, "1002": FULL, "1003": "0", "1004": FULL, "1005": "0", "1006": "0", "1007": "0"}
-    assert f"Handed in 2 day(s) late: the late policy took off 20%, from {FULL} points." \
+        "1001": LATE2, "1002": SCORE, "1003": "0", "1004": SCORE, "1005": "0", "1006": "0", "1007": "0"}
+    assert f"Handed in 2 day(s) late: the late policy took off 20%, from {SCORE} points." \
         in by_pid["Participant 1001"][comment]
     assert "RAR archive" in by_pid["Participant 1003"][comment]
     assert by_pid["Participant 1007"][comment] == ""  # nothing handed in: a 0, no feedback
@@ -229,7 +233,7 @@ def test_canvas_every_upload_reaches_the_gradebook(canvas):
     assert set(rows) == {"nguyenvanan_101", "tranthibinh_102", "levancuong_103", "phamthidung_104",
                          "hoangvanem_105", "dothigiang_106"}
     assert {k: v["score"] for k, v in rows.items()} == {
-        "nguyenvanan_101": FULL, "tranthibinh_102": FULL, "levancuong_103": LATE1, "phamthidung_104": "0",
+        "nguyenvanan_101": SCORE, "tranthibinh_102": SCORE, "levancuong_103": LATE1, "phamthidung_104": "0",
         "hoangvanem_105": "0", "dothigiang_106": "0"}
     assert "graded tranthibinh_102_5011_accumulation-1.py" in rows["tranthibinh_102"]["notes"]
     assert "phamthidung_104_5030_lab2.7z is a 7z archive" in rows["phamthidung_104"]["problems"]
@@ -238,7 +242,7 @@ def test_canvas_every_upload_reaches_the_gradebook(canvas):
     assert rows["hoangvanem_105"]["problems"].startswith("file optimizers.py is missing")  # a text entry: no file
     summary = (out / "summary.md").read_text()
     assert "levancuong\\_103: the platform marked this submission LATE" in summary
-    assert f"| levancuong\\_103 | 1 | 10% | {FULL} | {LATE1} |" in summary  # the late table
+    assert f"| levancuong\\_103 | 1 | 10% | {SCORE} | {LATE1} |" in summary  # the late table
 
 
 def test_canvas_csv_lists_every_student_with_canvas_columns(canvas):
@@ -249,7 +253,7 @@ def test_canvas_csv_lists_every_student_with_canvas_columns(canvas):
     assert "Points Possible" in rows[1][0] and rows[1][-1] == FULL
     got = {r[1]: (r[0], r[2], r[3], r[4], r[5]) for r in rows[2:]}
     assert set(got) == {"101", "102", "103", "104", "105", "106", "107"}  # every student, 107 handed in nothing
-    assert {k: v[-1] for k, v in got.items()} == {"101": FULL, "102": FULL, "103": LATE1, "104": "0", "105": "0",
+    assert {k: v[-1] for k, v in got.items()} == {"101": SCORE, "102": SCORE, "103": LATE1, "104": "0", "105": "0",
                                                  "106": "0", "107": "0"}
     assert got["101"][:4] == ("Nguyễn, Văn An", "SV101", "sv101@uni.edu", "CS-01")
 
@@ -272,7 +276,7 @@ def test_pending_no_file_leaves_the_cell_blank(canvas, capsys):
                   "pending") == 0
     rows = list(csv.reader(io.StringIO((out / "canvas.csv").read_text("utf-8-sig"), newline="")))
     got = {r[1]: r[-1] for r in rows[2:]}
-    assert got["104"] == got["105"] == got["106"] == got["107"] == "" and got["101"] == FULL
+    assert got["104"] == got["105"] == got["106"] == got["107"] == "" and got["101"] == SCORE
     assert "Canvas (flat files" in " ".join(capsys.readouterr().err.split())  # the console wraps at its width
 
 
@@ -289,5 +293,5 @@ def test_gradescope_runner_stages_as_grade_does(tmp_path, code):
     for name, text in code["stub"].items():  # the untouched stubs, loose at the top of the upload
         (root / "submission" / name).write_text(text)
     payload = gradescope_run.grade(root)
-    assert payload["score"] == MAX, payload["output"]
+    assert payload["score"] == AUTO, payload["output"]
     assert "Note: optimizers.py: graded my lab2/optimizers.py; ignored optimizers.py" in payload["output"]

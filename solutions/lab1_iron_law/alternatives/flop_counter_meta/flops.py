@@ -196,3 +196,23 @@ def roofline(intensity: float, peak_tflop_per_s: float, bandwidth_gb_per_s: floa
     memory_roof = intensity * (bandwidth_gb_per_s * 1e9)
     return {"ridge": ridge, "attainable_flop_per_s": min(memory_roof, peak_tflop_per_s * 1e12),
             "regime": ("compute-bound", "memory-bound")[intensity < ridge]}
+
+
+# -- break it on purpose: raw clock readings, with and without a warm-up product ------------------
+def _timed_products(rows: int, d_in: int, d_out: int, repeats: int, device, warm: bool) -> list[float]:
+    dev = lab1_device.open_device(device)
+    X, W = dev.randn(rows, d_in), dev.randn(d_in, d_out)
+    if warm:
+        dev.matmul(X, W)
+    stamps = np.array([_clock_readings(dev, X, W) for _ in range(repeats)], dtype=np.float64).reshape(repeats, 2)
+    return (stamps[:, 1] - stamps[:, 0]).tolist()
+
+
+def time_without_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:
+    """Broken on purpose: no warm-up, so the first time pays the first-call cost."""
+    return _timed_products(rows, d_in, d_out, repeats, device, warm=False)
+
+
+def time_with_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:
+    """One untimed warm-up product, then `repeats` timed ones."""
+    return _timed_products(rows, d_in, d_out, repeats, device, warm=True)

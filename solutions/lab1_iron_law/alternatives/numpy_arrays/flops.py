@@ -152,3 +152,29 @@ def roofline(intensity: float, peak_tflop_per_s: float, bandwidth_gb_per_s: floa
     roofs = np.array([peak_tflop_per_s * 1e12, intensity * bandwidth_gb_per_s * 1e9])
     regime = np.where(intensity < ridge, "memory-bound", "compute-bound")
     return {"ridge": ridge, "attainable_flop_per_s": float(roofs.min()), "regime": str(regime)}
+
+
+# -- break it on purpose: the same loop into a numpy array, the warm-up a flag ---------------------
+def time_without_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:
+    """Broken on purpose: no warm-up, so the first time pays the first-call cost."""
+    dev = lab1_device.open_device(device)
+    A, Bm = dev.randn(rows, d_in), dev.randn(d_in, d_out)
+    t = np.zeros(repeats)
+    for i in range(repeats):
+        t0 = dev.clock()
+        dev.matmul(A, Bm)
+        t[i] = dev.clock() - t0
+    return t.tolist()
+
+
+def time_with_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:
+    """One untimed warm-up product, then `repeats` timed ones (on the same device as the timed ones)."""
+    dev = lab1_device.open_device(device)
+    A, Bm = dev.randn(rows, d_in), dev.randn(d_in, d_out)
+    dev.matmul(A, Bm)
+    t = np.zeros(repeats)
+    for i in range(repeats):
+        t0 = dev.clock()
+        dev.matmul(A, Bm)
+        t[i] = dev.clock() - t0
+    return t.tolist()

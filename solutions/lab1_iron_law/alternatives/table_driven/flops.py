@@ -186,3 +186,26 @@ def roofline(intensity: float, peak_tflop_per_s: float, bandwidth_gb_per_s: floa
     binding = min(roofs, key=roofs.get)
     return {"ridge": ridge_point(peak_tflop_per_s, bandwidth_gb_per_s), "attainable_flop_per_s": roofs[binding],
             "regime": f"{binding}-bound"}
+
+
+# -- break it on purpose: time repeats + 1 products, keep all or drop the first ---------------------
+def _all_timed(rows: int, d_in: int, d_out: int, count: int, device) -> list[float]:
+    dev = lab1_device.open_device(device)
+    X = dev.randn(rows, d_in)
+    W = dev.randn(d_in, d_out)
+    times = []
+    while len(times) < count:
+        before = dev.clock()
+        dev.matmul(X, W)
+        times.append(dev.clock() - before)
+    return times
+
+
+def time_without_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:
+    """Broken on purpose: no warm-up, so the first time pays the first-call cost."""
+    return _all_timed(rows, d_in, d_out, repeats, device)
+
+
+def time_with_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:
+    """The first product is the warm-up: time repeats + 1 and leave the first one out."""
+    return _all_timed(rows, d_in, d_out, repeats + 1, device)[1:]

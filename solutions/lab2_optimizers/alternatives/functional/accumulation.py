@@ -35,3 +35,35 @@ def accumulate_and_step(*, config, state_dict, batches, micro_batch_size, lr):
     grads = [one_step(batch) for batch in batches]
     return {"grads": grads, "params": {n: t.detach().clone() for n, t in model.state_dict().items()},
             "forward_log": model.forward_log}
+
+
+def _run(config, state_dict, batches, micro_batch_size, lr, step_grad):
+    model = lab2_models.build_model(config)
+    model.load_state_dict(state_dict)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+    def one_step(batch):
+        model.zero_grad(set_to_none=True)
+        step_grad(model, batch)
+        recorded = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+        opt.step()
+        return recorded
+
+    grads = [one_step(batch) for batch in batches]
+    return {"grads": grads, "params": {n: t.detach().clone() for n, t in model.state_dict().items()},
+            "forward_log": model.forward_log}
+
+
+def accumulate_without_scaling(*, config, state_dict, batches, micro_batch_size, lr):
+    def unscaled(model, batch):
+        for micro in split_batch(batch=batch, micro_batch_size=micro_batch_size):
+            lab2_models.loss_fn(model, micro).backward()  # the bug on purpose: no b_j / B
+    return _run(config, state_dict, batches, micro_batch_size, lr, unscaled)
+
+
+def accumulate_with_zero_grad_inside(*, config, state_dict, batches, micro_batch_size, lr):
+    def cleared_each_time(model, batch):
+        for micro in split_batch(batch=batch, micro_batch_size=micro_batch_size):
+            model.zero_grad(set_to_none=False)  # the bug on purpose: clears what came before
+            lab2_models.loss_fn(model, micro).mul(len(micro["y"]) / len(batch["y"])).backward()
+    return _run(config, state_dict, batches, micro_batch_size, lr, cleared_each_time)

@@ -39,3 +39,34 @@ def accumulate_and_step(*, config, state_dict, batches, micro_batch_size, lr):
         opt.step()
     state = {name: p.detach().clone() for name, p in model.named_parameters()}
     return {"grads": grads, "params": state, "forward_log": list(model.forward_log)}
+
+
+def accumulate_without_scaling(*, config, state_dict, batches, micro_batch_size, lr):
+    model = lab2_models.build_model(config)
+    model.load_state_dict(state_dict)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    grads = []
+    for batch in batches:
+        model.zero_grad(set_to_none=False)
+        for micro in split_batch(batch=batch, micro_batch_size=micro_batch_size):
+            lab2_models.loss_fn(model, micro).backward()  # each micro-batch mean counts fully
+        grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
+        opt.step()
+    state = {name: p.detach().clone() for name, p in model.named_parameters()}
+    return {"grads": grads, "params": state, "forward_log": list(model.forward_log)}
+
+
+def accumulate_with_zero_grad_inside(*, config, state_dict, batches, micro_batch_size, lr):
+    model = lab2_models.build_model(config)
+    model.load_state_dict(state_dict)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    grads = []
+    for batch in batches:
+        total = batch["y"].shape[0]
+        for micro in split_batch(batch=batch, micro_batch_size=micro_batch_size):
+            opt.zero_grad()  # inside the loop: only the last micro-batch survives
+            (lab2_models.loss_fn(model, micro) * (micro["y"].shape[0] / total)).backward()
+        grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
+        opt.step()
+    state = {name: p.detach().clone() for name, p in model.named_parameters()}
+    return {"grads": grads, "params": state, "forward_log": list(model.forward_log)}

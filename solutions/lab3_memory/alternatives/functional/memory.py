@@ -194,6 +194,45 @@ def lost_updates(*,
     return {name: (lost(dt) / moving if moving else 0.0) for name, dt in DTYPES.items()}
 
 
+def _fp16_losses(config, batch_size, steps, step):
+    """``steps`` losses of an FP16 run; ``step(params, scale)`` backpropagates and updates."""
+    model = build_model(config)
+    x, y = make_batch(config, batch_size, seed=0)
+    params = [p for p in model.parameters() if p.requires_grad]
+    masters = [p.detach().clone() for p in params]  # FP32, for a step that wants them
+    model.half()
+    batch = (x.half() if torch.is_floating_point(x) else x, y)
+
+    def one(_i):
+        loss = forward_loss(model, batch)
+        step(loss, params, masters)
+        return loss.item()
+    return list(map(one, range(steps)))
+
+
+def train_fp16_toggle(*, config: dict, batch_size: int, lr: float, steps: int) -> list:
+    """Mixed precision as a toggle: see the reference's docstring (the whole step in FP16)."""
+    def step(loss, params, _masters):
+        loss.backward()
+        with torch.no_grad():
+            for p in filter(lambda p: p.grad is not None, params):
+                p.sub_(lr * p.grad)
+                p.grad = None
+    return _fp16_losses(config, batch_size, steps, step)
+
+
+def train_fp16_master(*, config: dict, batch_size: int, lr: float, steps: int, loss_scale: float) -> list:
+    """An FP32 master copy and loss scaling: see the reference's docstring."""
+    def step(loss, params, masters):
+        loss.mul(loss_scale).backward()
+        with torch.no_grad():
+            for p, m in filter(lambda pm: pm[0].grad is not None, zip(params, masters)):
+                m.sub_(p.grad.to(torch.float32).div(loss_scale).mul(lr))
+                p.copy_(m)
+                p.grad = None
+    return _fp16_losses(config, batch_size, steps, step)
+
+
 # -- 5. Checkpointing ----------------------------------------------------------------------
 def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
     units = Fraction(n_checkpoints) + Fraction(n_layers, n_checkpoints)

@@ -226,6 +226,50 @@ def lost_updates(*,
     return result
 
 
+def _fp16_model(config, batch_size):
+    model = build_model(config)
+    x, y = make_batch(config, batch_size, seed=0)
+    return model, (x.to(torch.float16) if x.dtype.is_floating_point else x, y)
+
+
+def train_fp16_toggle(*, config: dict, batch_size: int, lr: float, steps: int) -> list:
+    """Mixed precision as a toggle: torch.optim.SGD on the FP16 parameters themselves."""
+    model, batch = _fp16_model(config, batch_size)
+    model.to(torch.float16)
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=True)
+        loss = forward_loss(model, batch)
+        losses.append(loss.item())
+        loss.backward()
+        opt.step()
+    return losses
+
+
+def train_fp16_master(*, config: dict, batch_size: int, lr: float, steps: int, loss_scale: float) -> list:
+    """torch.optim.SGD on FP32 master tensors, fed the unscaled FP32 gradients of the FP16 model."""
+    model, batch = _fp16_model(config, batch_size)
+    working = [p for p in model.parameters() if p.requires_grad]
+    masters = [p.detach().clone().requires_grad_(True) for p in working]
+    model.to(torch.float16)
+    opt = torch.optim.SGD(masters, lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=True)
+        loss = forward_loss(model, batch)
+        losses.append(loss.item())
+        (loss * loss_scale).backward()
+        for p, m in zip(working, masters):
+            m.grad = None if p.grad is None else p.grad.float() / loss_scale
+            p.grad = None
+        opt.step()
+        with torch.no_grad():
+            for p, m in zip(working, masters):
+                p.copy_(m)
+    return losses
+
+
 # -- 5. Checkpointing ----------------------------------------------------------------------
 def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
     units = n_checkpoints + n_layers / n_checkpoints

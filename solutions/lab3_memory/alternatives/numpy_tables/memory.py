@@ -223,6 +223,49 @@ def lost_updates(*,
     return {k: float(np.count_nonzero(moving & v)) / n if n else 0.0 for k, v in same.items()}
 
 
+def _fp16_setup(config, batch_size):
+    model = build_model(config)
+    x, y = make_batch(config, batch_size, seed=0)
+    params = [p for p in model.parameters() if p.requires_grad]
+    return model, params, (x.half() if x.is_floating_point() else x, y)
+
+
+def train_fp16_toggle(*, config: dict, batch_size: int, lr: float, steps: int) -> list:
+    """Mixed precision as a toggle; the losses kept in a numpy array."""
+    model, params, batch = _fp16_setup(config, batch_size)
+    model.half()
+    losses = np.empty(steps)
+    for i in range(steps):
+        loss = forward_loss(model, batch)
+        losses[i] = loss.item()
+        loss.backward()
+        for p in params:
+            if p.grad is not None:
+                p.data.add_(p.grad, alpha=-lr)  # in FP16
+                p.grad = None
+    return losses.tolist()
+
+
+def train_fp16_master(*, config: dict, batch_size: int, lr: float, steps: int, loss_scale: float) -> list:
+    """The master copy as one flat FP32 vector (parameters_to_vector), copied back with vector_to_parameters."""
+    model, params, batch = _fp16_setup(config, batch_size)
+    master = nn.utils.parameters_to_vector(params).detach().clone()  # FP32, flat
+    model.half()
+    losses = np.empty(steps)
+    for i in range(steps):
+        loss = forward_loss(model, batch)
+        losses[i] = loss.item()
+        (loss * loss_scale).backward()
+        grads = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).float().reshape(-1)
+                           for p in params])
+        master -= lr * (grads / loss_scale)
+        with torch.no_grad():
+            nn.utils.vector_to_parameters(master.to(torch.float16), params)
+        for p in params:
+            p.grad = None
+    return losses.tolist()
+
+
 # -- 5. Checkpointing ----------------------------------------------------------------------
 def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
     units = np.float64(n_checkpoints) + np.float64(n_layers) / n_checkpoints
