@@ -202,9 +202,14 @@ def test_hostile_batch(toy_root, tmp_path):
     trickle = json.loads((out / "raw" / "trickle_reply.json").read_text())["tests"]
     assert max(t["duration_s"] for t in trickle) < 10, "the whole reply must come within the call's limit"
     _check_worker_claims(out, fb)
-    if cgroups.memory_available():  # the tree's memory is one group's: its OOM kill is named as such
+    if cgroups.memory_available():  # the tree's memory is one group's
         assert iso["memory_group"] and iso["tree_memory_mb"] == 3072
-        assert "over the memory limit of 3072 MiB for all of its processes together" in fb["memory_tree"]
+        # Which ends the tree first, its OOM kill or the import's deadline (3 s + 5 s here), is a
+        # race with how fast the machine hands out pages: about 0.6 GB/s on first touch in CI's
+        # VM, slower beside the suite's other workers (CI failed on this once). Either is the
+        # student's, scored 0 above; test_worker_memory gives the tree 30 s and checks the kill's name.
+        assert ("over the memory limit of 3072 MiB for all of its processes together" in fb["memory_tree"]
+                or "importing your files timed out after 3 s" in fb["memory_tree"]), fb["memory_tree"]
     else:
         _check_tree_bound(iso)
 
