@@ -19,17 +19,25 @@ A *config* is a plain dict (it crosses the grading boundary as data)::
 
 Every model records its forward calls.  ``model.forward_log`` is a list with
 one entry per call of ``model(x)`` (so per ``loss_fn(model, batch)``), in
-order: ``{"examples": n, "digest": d}``, where ``n = x.shape[0]`` is the
-number of examples the model saw at once and ``d = batch_digest(x)``
-fingerprints exactly which inputs they were.  It is plain data (ints and
-strings), so a function can return it to the grader as it is.  The grader
-recomputes the digests of the micro-batches it expects from the batches it
-passed in, so the log shows how the data went through the model; nothing
-else about the model changes.
+order: ``{"examples": n, "digest": d, "backward": seen}``, where
+``n = x.shape[0]`` is the number of examples the model saw at once,
+``d = batch_digest(x)`` fingerprints exactly which inputs they were, and
+``seen`` says whether a gradient flowed back through this forward's output
+(``backward()`` or ``torch.autograd.grad`` on a loss built from it) *before
+the model's next forward*: True if so, False if not (yet).  Accumulation
+back-propagates each micro-batch before the next one goes in, so only one
+micro-batch's activations are alive at a time; summing the k losses and
+calling ``backward()`` once gives the same gradient but keeps all k graphs,
+and every entry but the last says False.  The log is plain data (ints,
+strings and booleans), so a function can return it to the grader as it is.
+The grader recomputes the digests of the micro-batches it expects from the
+batches it passed in, so the log shows how the data went through the model;
+nothing else about the model changes.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 
@@ -53,11 +61,24 @@ class MLP(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(d_in, d_hidden)
         self.fc2 = nn.Linear(d_hidden, n_classes)
-        self.forward_log: list[dict] = []  # one {"examples", "digest"} per forward call
+        self.forward_log: list[dict] = []  # one {"examples", "digest", "backward"} per forward call
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, d_in) -> (N, n_classes) logits
-        self.forward_log.append({"examples": int(x.shape[0]) if x.dim() > 1 else 1, "digest": batch_digest(x)})
-        return self.fc2(torch.tanh(self.fc1(x)))
+        entry = {"examples": int(x.shape[0]) if x.dim() > 1 else 1, "digest": batch_digest(x), "backward": False}
+        self.forward_log.append(entry)
+        out = self.fc2(torch.tanh(self.fc1(x)))
+        if out.requires_grad:  # fires for backward() and autograd.grad alike, inside torch.func.grad too
+            try:
+                out.register_hook(functools.partial(_backward_seen, self.forward_log, entry))
+            except RuntimeError:  # a transform that takes no hooks: the entry stays False
+                pass
+        return out
+
+
+def _backward_seen(log: list, entry: dict, grad: torch.Tensor) -> None:
+    """A gradient reached a forward's output: it counts only while that forward is still the latest."""
+    if log and log[-1] is entry:
+        entry["backward"] = True
 
 
 def batch_digest(x: torch.Tensor) -> str:
@@ -65,16 +86,31 @@ def batch_digest(x: torch.Tensor) -> str:
 
     Equal for equal inputs however they were sliced or copied (the values
     are read in row-major order); different for other rows, another order or
-    another count.  Inputs seen inside a ``torch.func`` transform (``vmap``)
-    cannot be read and get ``""``.
+    another count.  Inputs seen inside ``torch.func.grad`` (or ``vjp``) are
+    read through the transform's wrapper; inside ``vmap`` the model sees one
+    example of many at a time, which has no digest of its own: ``""``.
     """
-    try:
-        values = x.detach().cpu().contiguous().numpy().tobytes()
-    except Exception:  # a functorch-wrapped tensor: nothing to fingerprint
+    values = _values(x)
+    if values is None:
         return ""
     h = hashlib.sha256(f"{x.dtype}{tuple(x.shape)}".encode())
     h.update(values)
     return h.hexdigest()
+
+
+def _values(x: torch.Tensor) -> bytes | None:
+    """The bytes of ``x``, unwrapped from torch.func's autograd levels (torch 2.13's functorch API)."""
+    try:
+        return x.detach().cpu().contiguous().numpy().tobytes()
+    except RuntimeError:  # a functorch wrapper has no storage of its own
+        pass
+    functorch = torch._C._functorch
+    with torch._C._DisableFuncTorch():
+        while functorch.is_functorch_wrapped_tensor(x):
+            if functorch.is_batchedtensor(x):  # vmap: x is one slice of a batch
+                return None
+            x = functorch.get_unwrapped(x)
+        return x.detach().cpu().contiguous().numpy().tobytes()
 
 
 def build_model(config: dict) -> MLP:

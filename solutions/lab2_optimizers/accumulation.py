@@ -111,8 +111,10 @@ def accumulate_and_step(
        ``lab2_models.loss_fn(model, micro)`` (the mean over its examples;
        this is the model's one forward for that micro-batch), scale it so
        that the accumulated gradient is the mean over *all* examples of the
-       big batch, and call ``backward()`` once; never put the whole big
-       batch through the model;
+       big batch, and call ``backward()`` once, before the next
+       micro-batch's forward (so only one micro-batch's activations are
+       alive at a time); never put the whole big batch through the model,
+       and never sum the k losses to call ``backward()`` once;
     3. record the accumulated gradient (the values of every ``p.grad``);
     4. take one optimizer step.
 
@@ -125,28 +127,34 @@ def accumulate_and_step(
     ``state_dict``), ``params`` are the parameters after the last step.
     Tensors are detached copies in the config's dtype.  ``forward_log`` is
     the model's own ``model.forward_log`` after the last step, returned as
-    it is (``lab2_models`` records every forward: how many examples, and a
-    digest of which).
+    it is (``lab2_models`` records every forward: how many examples, a
+    digest of which, and whether a gradient came back through it before the
+    next forward).
 
     What the grader checks: the gradient of every step and the final
     parameters against big-batch SGD on the trusted ``lab2_models``
     (float64, rtol 1e-9), and the forward log against the micro-batches it
     expects: exactly one forward per micro-batch, in order, each with that
-    micro-batch's examples, ``len(batches) * k`` entries in all.  A forward
-    of more than ``micro_batch_size`` examples loses the question even when
-    the gradient is right.  Each call has the lab's 30 s limit
+    micro-batch's examples and back-propagated before the next forward,
+    ``len(batches) * k`` entries in all.  A forward of more than
+    ``micro_batch_size`` examples, or a backward that waits for a later
+    micro-batch, loses the question even when the gradient is right.  One
+    case runs in float32 and checks the returned dtype.  Each call has the lab's 30 s limit
     (``lab.toml`` ``timeout_s``); the grader's cases take milliseconds.
 
     Tóm tắt (tiếng Việt): SGD(lr) thuần; với mỗi batch lớn: ``split_batch``, mỗi
     micro-batch đi qua mô hình đúng một lần (lượt xuôi) và backward một lần với
-    mất mát nhân b_j / B, ghi gradient tích luỹ, bước một lần; gradient không rò
+    mất mát nhân b_j / B, trước lượt xuôi của micro-batch kế tiếp (không cộng
+    dồn k mất mát rồi mới backward một lần), ghi gradient tích luỹ, bước một lần; gradient không rò
     sang batch sau; không bao giờ đưa cả batch lớn qua mô hình. Trả về
     ``"grads"`` (dict mỗi bước), ``"params"`` (bản sao detach, theo dtype của
     config) và ``"forward_log"``: ``model.forward_log`` nguyên vẹn. Bộ chấm
     so gradient và tham số với SGD trên batch lớn, và so nhật ký lượt xuôi với
     các micro-batch nó mong đợi: một lượt xuôi cho mỗi micro-batch, đúng thứ
-    tự, đúng các mẫu; một lượt xuôi nhiều hơn ``micro_batch_size`` mẫu làm mất
-    điểm câu hỏi dù gradient đúng. Mỗi lần gọi có giới hạn 30 s.
+    tự, đúng các mẫu, đã backward trước lượt xuôi kế tiếp; một lượt xuôi nhiều
+    hơn ``micro_batch_size`` mẫu, hoặc một backward chờ micro-batch sau, làm mất
+    điểm câu hỏi dù gradient đúng. Một trường hợp chạy float32 và kiểm tra dtype
+    trả về. Mỗi lần gọi có giới hạn 30 s.
     """
     ### BEGIN SOLUTION
     model = lab2_models.build_model(config)
@@ -182,8 +190,9 @@ def accumulate_without_scaling(
     """Bug (A) on purpose: ``accumulate_and_step`` without the scaling of the loss.
 
     Everything as in ``accumulate_and_step`` (same arguments, same steps, same
-    returned dict, one forward per micro-batch, the gradients cleared once
-    per big batch), except one thing: each micro-batch's mean loss goes to
+    returned dict, one forward per micro-batch, each back-propagated before
+    the next forward, the gradients cleared once per big batch), except one
+    thing: each micro-batch's mean loss goes to
     ``backward()`` as it is, not multiplied by b_j / B.  So the recorded
     gradient is the sum of the k micro-batch gradients:
 
@@ -197,7 +206,8 @@ def accumulate_without_scaling(
     (equal micro-batches, several steps), every step's gradient is k times
     the big-batch gradient at that step's parameters (rtol 1e-9), the
     parameters follow those steps, and the forward log is one forward per
-    micro-batch, as for ``accumulate_and_step``.  A version that is
+    micro-batch, each back-propagated before the next forward, as for
+    ``accumulate_and_step``.  A version that is
     accidentally right (divides by k) or wrong another way (k times too
     small, say) loses the question.
 
@@ -226,7 +236,8 @@ def accumulate_with_zero_grad_inside(
 
     Everything as in ``accumulate_and_step`` (same arguments, same steps, same
     returned dict, one forward per micro-batch, each micro-batch's mean loss
-    multiplied by b_j / B before ``backward()``), except one thing: the
+    multiplied by b_j / B and back-propagated before the next forward),
+    except one thing: the
     gradients are cleared (``optimizer.zero_grad()``) before *every*
     micro-batch's backward instead of once per big batch.  Each clear throws
     away what the micro-batches before it added, so only the last
@@ -239,7 +250,8 @@ def accumulate_with_zero_grad_inside(
     What the grader checks: on batches and micro-batch sizes it chooses
     (several steps), every step's gradient is exactly that (rtol 1e-9) at
     that step's parameters, the parameters follow those steps, and the
-    forward log is one forward per micro-batch.  A version that is
+    forward log is one forward per micro-batch, each back-propagated before
+    the next forward.  A version that is
     accidentally right (clears once per big batch) or wrong another way
     (never clears, so gradients leak from step to step; keeps the first
     micro-batch instead of the last) loses the question.

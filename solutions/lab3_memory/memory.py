@@ -596,12 +596,24 @@ def train_fp16_master(*, config: dict, batch_size: int, lr: float, steps: int, l
     step's update.  On the same model where :func:`train_fp16_toggle`
     stalls, this loss falls: the small updates add up in FP32.
 
+    The grader compares every step's loss with its own run of exactly this
+    recipe, to within 1e-5.  In its case no gradient underflows or
+    overflows in FP16, so scaling by a power of two and unscaling are exact:
+    the losses are the same at every ``loss_scale``, and any order of the
+    update (unscale then multiply by ``lr``, ``lr / loss_scale`` at once,
+    ``master.add_(grad, alpha=-lr)``, ``torch.optim.SGD`` on the masters)
+    gives the same run.
+
     Tóm tắt (tiếng Việt): cùng lượt huấn luyện, làm đúng: giữ bản sao chính
     FP32 của mọi tham số cần gradient trước ``model.half()``; mỗi bước: tính
     loss (ghi ``float(loss)``), lượt ngược trên ``loss * loss_scale``, chia
     gradient cho ``loss_scale`` trong FP32, cập nhật bản sao chính ``master -=
     lr * grad`` rồi chép vào trọng số FP16, xoá gradient.  Trả về ``steps``
     giá trị loss (``float``); loss giảm vì các cập nhật nhỏ cộng dồn trong FP32.
+    Bộ chấm so loss của từng bước với lượt chạy của chính nó theo đúng cách
+    này, sai lệch tối đa 1e-5; trong trường hợp của nó không gradient nào bị
+    underflow hay overflow trong FP16, nên loss giống nhau với mọi
+    ``loss_scale`` và mọi thứ tự cập nhật đúng cho cùng một lượt chạy.
     """
     ### BEGIN SOLUTION
     model, batch = _fp16_run(config, batch_size)

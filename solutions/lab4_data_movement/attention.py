@@ -240,12 +240,16 @@ def tiled_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool
         float32, above 709 in float64): the running max is what keeps
         every exp in range.
 
-    Memory: never allocate an (S, S) or (..., S, S) array. Peak extra
-    memory is O(block_size² + S·d) per leading index. The grader measures
-    the peak at S=1024 and at S=2048 (d=64, block_size=128, float32
-    inputs): going from 1024 to 2048 may add less than 1/8 of the S×S
-    float64 score matrix at S=2048 (4 MiB), beyond what the larger q, k, v
-    and output themselves cost. One S×S float32 matrix alone adds 12 MiB.
+    Memory: never allocate an (S, S) or (..., S, S) array, with
+    causal=True as without (no full mask either), and at every length
+    (no other code path for short sequences). Peak extra memory is
+    O(block_size² + S·d) per leading index. The grader measures the peak
+    at S=256, 1024 and 2048 (d=16, block_size=128, float32 inputs), with
+    causal=False and with causal=True: from each length to the next it
+    may grow by less than 2 MiB, beyond what the larger q, k, v and output
+    themselves cost. One S×S float32 matrix adds 3.75 MiB from 256 to
+    1024 and 12 MiB from 1024 to 2048; an S×S boolean mask adds 3 MiB
+    from 1024 to 2048.
 
     Time: every call has the lab's 20 s limit, on a grading machine that
     may be busy. At S=2048 numpy on whole tiles takes a few hundredths of
@@ -256,9 +260,12 @@ def tiled_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool
     Tóm tắt (tiếng Việt): cho cùng kết quả với standard_attention (sai khác ≤ 1e-10 với
     float64, 1e-5 với float32; dtype của q; kể cả khi điểm lớn đến mức exp tràn số nếu không
     trừ max) nhưng duyệt Q và K/V theo khối block_size hàng với softmax trực tuyến (m, l, acc;
-    nhân lại với exp(m_old − m_new)), không bao giờ cấp phát mảng (S, S); từ S=1024 lên S=2048,
-    bộ nhớ đỉnh chỉ được tăng dưới 4 MiB (ngoài phần q, k, v và đầu ra lớn hơn). Mỗi lần gọi có giới hạn 20 s: hãy vector hoá bằng numpy ít nhất
-    trên các khoá của một khối, đừng lặp Python qua từng điểm.
+    nhân lại với exp(m_old − m_new)), không bao giờ cấp phát mảng (S, S), dù causal hay không (kể
+    cả mặt nạ đầy đủ) và ở mọi độ dài (không rẽ sang cách khác cho chuỗi ngắn); bộ chấm đo bộ nhớ
+    đỉnh ở S=256, 1024 và 2048 (d=16, float32, causal=False và causal=True): từ mỗi độ dài lên độ
+    dài kế tiếp, bộ nhớ đỉnh chỉ được tăng dưới 2 MiB (ngoài phần q, k, v và đầu ra lớn hơn).
+    Mỗi lần gọi có giới hạn 20 s: hãy vector hoá bằng numpy ít nhất trên các khoá của một khối,
+    đừng lặp Python qua từng điểm.
     """
     ### BEGIN SOLUTION
     assert q.shape == k.shape == v.shape, f"q, k, v shapes differ: {q.shape}, {k.shape}, {v.shape}"

@@ -341,7 +341,12 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
         (some item i+1 starts loading before item i finishes computing);
       * the queue bound: at most queue_size items wait in the queue and the
         loader holds one more while it waits to put it, so loading item i
-        never starts before item i − queue_size − 2 has finished computing.
+        never starts before item i − queue_size − 2 has finished computing;
+      * the queue is used up to queue_size: with fast loads and slow
+        computes, the loader fills the queue and loads one more item, so
+        some item i starts loading before item i − queue_size − 1 has
+        finished computing (a smaller queue, such as maxsize=1 whatever
+        queue_size says, never does).
     Each call has the lab's 20 s time limit; the grader's cases sleep for
     well under 1 s in total.
 
@@ -357,7 +362,10 @@ def run_loader(*, n_items: int, load_work: float, compute_work: float, kind: str
     gọi rec.report(). Mọi lần gọi rec.load đều được ghi, kể cả khi phần tử bị bỏ đi: đừng nạp lại
     phần tử trong luồng gọi hàm. Bộ chấm chỉ xét các sự kiện đã ghi (chồng lấp, giới hạn hàng
     đợi, luồng và tiến trình, luồng chưa join), không xét ngưỡng thời gian; mỗi lần gọi có giới
-    hạn 20 s. Trả về rec.report().
+    hạn 20 s. Hàng đợi phải được dùng đến đúng queue_size: khi nạp nhanh và tính chậm, luồng nạp
+    lấp đầy hàng đợi và nạp thêm một phần tử, nên có phần tử i bắt đầu nạp trước khi phần tử
+    i − queue_size − 1 tính xong (hàng đợi nhỏ hơn, như maxsize=1 bất kể queue_size, không bao
+    giờ làm được vậy). Trả về rec.report().
     """
     ### BEGIN SOLUTION
     assert kind in ("sleep", "python_cpu"), f"unknown kind {kind!r}"

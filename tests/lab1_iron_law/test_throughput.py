@@ -18,10 +18,13 @@ this machine's timings.  Two kinds of check (docs/lab1.md):
   number of repeats, more or fewer timed repeats, the repeats of one batch
   size back to back instead of interleaved rounds, randn inside the timed
   region, the real clock instead of the device's, computed instead of
-  timed, a measured peak not maxed with the sweep's rates, or the sweep's
-  rates without the measured peak.  A changed torch thread setting needs no
-  replay: the simulated device raises ThreadSettingError in the code that
-  changed it, whatever the machine's cores.
+  timed, a measured peak not maxed with the sweep's rates, the sweep's
+  rates without the measured peak, or a peak measured with the sweep's
+  repeats instead of its own defaults.  The order of the sweep's untimed
+  warm-ups, which the docstring leaves open, never shows in a drawn case.
+  A changed torch thread setting needs no replay: the simulated device
+  raises ThreadSettingError in the code that changed it, whatever the
+  machine's cores.
 
 Every simulated spec carries ``threads``: the student's the grader's setting
 (GRADER_THREADS), the reference's the setting torch has at its call, so that
@@ -33,6 +36,7 @@ by what they are, never by their drawn sizes or repeats.
 import math
 import statistics
 from collections import Counter
+from typing import NamedTuple
 
 import pytest
 import torch
@@ -85,6 +89,9 @@ NOT_MAXED = N_("{what}{case}: a batch size ran faster than the peak you report (
                "sweep")
 NO_PROBE = N_("{what}{case}: it equals the best rate of the sweep alone: with a measured peak, also run "
               "measure_peak_flop_per_s(device=device) once and take the larger")
+PROBE_REPEATS = N_("{what}{case}: it equals what measure_peak_flop_per_s gives with the sweep's `repeats`: run it "
+                   "with its own defaults, measure_peak_flop_per_s(device=device), and take the larger of that and "
+                   "the sweep's best rate")
 NOT_POSITIVE_RATE = N_("{what}{case}: not a positive rate")
 NOT_POSITIVE = N_("{what}{case}: not a positive, finite time in entry {index}")
 RATES_AT_MOST_PEAK = N_("{what}{case}: a batch size's rate is above the measured peak; a measured peak is the "
@@ -119,16 +126,19 @@ def run(dm, spec: dict, order: list) -> list[float]:
 
 
 def sweep_times(dm, spec, shapes, repeats: int, *, warmup: bool = True, extra: int = 0, order: str = "rounds",
-                randn: int = 0) -> list[list[float]]:
+                randn: int = 0, first_warmed_last: bool = False) -> list[list[float]]:
     """The timed seconds of each shape, in a protocol that runs them all: its warm-ups (one per shape,
     first), then ``repeats + extra`` timed products of each, in rounds or each shape's back to back
     ("blocked": after all the warm-ups; "blocked_warm": each shape's warm-up just before its repeats).
-    ``randn``: operands made inside each timed region (1: X, 2: X and W)."""
+    ``randn``: operands made inside each timed region (1: X, 2: X and W).  ``first_warmed_last``: the
+    warm-ups in another order, the first shape's last (the only way their order can show: the first timed
+    product then runs right after one of its own shape)."""
     r = repeats + extra
+    ups = shapes[1:] + shapes[:1] if first_warmed_last else shapes
     if order == "rounds":
-        plan = ([(s, False) for s in shapes] if warmup else []) + [(s, True) for _r in range(r) for s in shapes]
+        plan = ([(s, False) for s in ups] if warmup else []) + [(s, True) for _r in range(r) for s in shapes]
     elif order == "blocked":
-        plan = ([(s, False) for s in shapes] if warmup else []) + [(s, True) for s in shapes for _r in range(r)]
+        plan = ([(s, False) for s in ups] if warmup else []) + [(s, True) for s in shapes for _r in range(r)]
     else:  # blocked_warm
         plan = [p for s in shapes for p in ([(s, False)] if warmup else []) + [(s, True)] * r]
     seconds = run(dm, spec, [s for s, _timed in plan])
@@ -356,41 +366,87 @@ def sweep_case(rng, *, big: bool | None):
     return [int(b) for b in rng.permutation([1, 4, 16, 64])], d, d, int(rng.integers(3, 8)), {}
 
 
-def check_sweep_case(student, reference, rng, dm, exact_ints, *, i: int, n: int, big: bool | None,
-                     default_repeats: bool = False, even: bool = False):
-    """One drawn sweep on a simulated device, against the reference; a wrong result is explained."""
+class SweepCase(NamedTuple):
+    """A drawn sweep: the call's arguments, its device spec, and the model's answers on it."""
+    batch_sizes: list
+    d_in: int
+    d_out: int
+    repeats: int
+    stated: float | None  # a stated peak, or None for a measured one
+    spec: dict
+    answers: dict  # sweep_answers
+    best: float  # the sweep's best rate, the right way
+    probe: float  # measure_peak_flop_per_s(device=...) with its defaults
+    probe_sweep_repeats: float  # the same with the sweep's repeats (a mistake)
+
+
+def probe_times(dm, spec) -> list[float]:
+    """The timed seconds of measure_peak_flop_per_s with its defaults, in the order they are taken."""
+    return sweep_times(dm, spec, [(PEAK_N, PEAK_N, PEAK_N)], PEAK_REPEATS)[0]
+
+
+def draw_sweep(rng, dm, *, big: bool | None, default_repeats: bool = False, even: bool = False) -> SweepCase:
+    """A sweep for a stated peak (big=None) or a measured one, on the first noise seed where:
+
+    * every known mistake gives another answer (``distinct``);
+    * the warm-ups' order does not show: the first batch size's warm-up run last (so that its first
+      timed product finds warm caches) gives the same medians.  The docstring leaves their order open;
+    * with a measured peak, the side the case is about wins by more than DISTINCT (the sweep's best rate
+      for big=True, the peak measurement for big=False); for big=False also the peak measurement's
+      fastest timed product is its last, so that timing fewer than its default repeats (the sweep's
+      `repeats`, say) gives a lower peak, still above the sweep's best rate."""
     batch_sizes, d_in, d_out, repeats, over = sweep_case(rng, big=big)
     if default_repeats:
         repeats = SWEEP_REPEATS
     if even and repeats % 2:
         repeats += 1  # an even number of repeats: the median is the mean of the two middle times
     stated = float(10 ** rng.uniform(10.5, 12.5)) if big is None else None
+    F = 2 * PEAK_N**3
 
     def answers_of(s):
         return sweep_answers(dm, s, batch_sizes, d_in, d_out, repeats)
 
-    def peak_sides(s, answers):
-        """(the sweep's best rate, the measured peak) the right way."""
-        rates = rates_of(batch_sizes, d_in, d_out, answers["right"])
-        return max(rates), peak_answers(dm, s, PEAK_N, PEAK_REPEATS)["right"]
+    def sides(s, answers, timed) -> tuple[float, float, float]:
+        """(the sweep's best rate, the measured peak, the peak measured with the sweep's repeats)."""
+        return (max(rates_of(batch_sizes, d_in, d_out, answers["right"])), F / min(timed),
+                F / min(timed[:repeats]))
 
-    def peaks_apart(s, answers):
-        best, probe = peak_sides(s, answers)
-        return best > probe * (1 + DISTINCT) if big else probe > best * (1 + DISTINCT)
+    def fits(s, answers) -> bool:
+        warm_first = sweep_seconds(dm, s, batch_sizes, d_in, d_out, repeats, first_warmed_last=True)
+        if not same(warm_first, answers["right"]):
+            return False
+        if big is None:
+            return True
+        timed = probe_times(dm, s)
+        best, probe, probe_r = sides(s, answers, timed)
+        if big:
+            return best > probe * (1 + DISTINCT)
+        return (probe > best * (1 + DISTINCT) and timed[-1] < min(timed[:-1]) * (1 - DISTINCT)
+                and probe_r > best * (1 + DISTINCT))
 
-    spec, answers = with_distinct_noise(draw_spec(rng, **over), answers_of,
-                                        also=(lambda s, a: True) if big is None else peaks_apart)
+    spec, answers = with_distinct_noise(draw_spec(rng, **over), answers_of, also=fits)
+    best, probe, probe_r = sides(spec, answers, probe_times(dm, spec))
+    return SweepCase(batch_sizes, d_in, d_out, repeats, stated, spec, answers, best, probe, probe_r)
+
+
+def check_sweep_case(student, reference, rng, dm, exact_ints, *, i: int, n: int, big: bool | None,
+                     default_repeats: bool = False, even: bool = False):
+    """One drawn sweep on a simulated device, against the reference; a wrong result is explained."""
+    c = draw_sweep(rng, dm, big=big, default_repeats=default_repeats, even=even)
+    batch_sizes, d_in, d_out, spec, answers, stated = c.batch_sizes, c.d_in, c.d_out, c.spec, c.answers, c.stated
     label = {None: STATED, True: MEASURED_BIG, False: MEASURED_SMALL}[big]
     how_many = REPEATS_EVEN if even else REPEATS_DEFAULT if default_repeats else REPEATS_RANDOM
     case = _(SIM_SWEEP_CASE).format(i=i, n=n, repeats=_(how_many), peak=_(label))
     kw = dict(batch_sizes=batch_sizes, d_in=d_in, d_out=d_out)
     if not default_repeats:
-        kw["repeats"] = repeats
+        kw["repeats"] = c.repeats
     if stated is not None:
         kw["peak_flop_per_s"] = stated
     got = student.measure_matmul_throughput(**kw, device=for_student(spec))
     want = reference.measure_matmul_throughput(**kw, device=for_reference(spec))
-    assert same(want["seconds"], answers["right"]), _("grader bug: the reference disagrees with the device model")
+    right_peak = stated if stated is not None else max(c.best, c.probe)
+    assert same(want["seconds"], answers["right"]) and same(want["peak_flop_per_s"], right_peak), _(
+        "grader bug: the reference disagrees with the device model")
 
     check_structure(got, batch_sizes, d_in, d_out, case=case, exact_ints=exact_ints)
     if not same(got["seconds"], want["seconds"]):
@@ -403,10 +459,12 @@ def check_sweep_case(student, reference, rng, dm, exact_ints, *, i: int, n: int,
         assert_scalar(got["peak_flop_per_s"], stated, what=_("result['peak_flop_per_s'] when a peak is given"),
                       case=case, rtol=1e-12)
     elif not same(got["peak_flop_per_s"], want["peak_flop_per_s"]):
-        best, _probe = peak_sides(spec, answers)
-        if best > got["peak_flop_per_s"] * (1 + RTOL):
+        if c.best > got["peak_flop_per_s"] * (1 + RTOL):
             fail(NOT_MAXED, what=what, case=case)
-        if same(got["peak_flop_per_s"], best):
+        # told apart from the sweep's best rate alone only where the probe with the sweep's repeats beats it
+        if c.probe_sweep_repeats > c.best * (1 + DISTINCT) and same(got["peak_flop_per_s"], c.probe_sweep_repeats):
+            fail(PROBE_REPEATS, what=what, case=case)
+        if same(got["peak_flop_per_s"], c.best):
             fail(NO_PROBE, what=what, case=case)
     assert_scalar(got["peak_flop_per_s"], want["peak_flop_per_s"], what=what, case=case, rtol=RTOL)
     assert_close(got["utilization"], want["utilization"], what="result['utilization']", case=case, rtol=RTOL)

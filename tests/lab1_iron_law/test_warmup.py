@@ -15,6 +15,11 @@ replaying its protocol:
 * ``time_with_warmup``: no time includes it: calls 1 to repeats.  One that
   forgets the warm-up loses this test.
 
+Times shorter than any product of the shape on the device (the model's lower
+bound: no noise, warm caches, no first-call cost) were not taken on
+``device.clock()``: that is said first, whatever else is wrong.  "No symptom"
+is said only of times equal to those after a warm-up.
+
 The one-time cost is 10 to 1000 times a product's time on every drawn device,
 so the two protocols never give the same times.  Cases are named by number,
 never by their drawn sizes.
@@ -44,6 +49,8 @@ OTHER_MISTAKE = N_("{what}{case}: its times are not those of `repeats` products 
                    "device.matmul, with nothing else between")
 HAS_SYMPTOM = N_("{what}{case}: its first time includes the first-call cost: run one untimed product before the "
                  "timed ones")
+REAL_CLOCK = N_("{what}{case}: faster than this device can run any product: time with device.clock(), not with "
+                "time.perf_counter or time.time")
 NOT_RIGHT = N_("{what}{case}: its times are not those of `repeats` products timed one at a time after one untimed "
                "warm-up product: make X and W first, then read device.clock() just before and just after each "
                "device.matmul, with nothing else between")
@@ -53,6 +60,16 @@ def replay(dm, spec: dict, shape: tuple[int, int, int], products: int) -> list[f
     """The simulated seconds of ``products`` products of one shape, back to back, on a new device."""
     s = dm.simulated_spec(spec)
     return [dm.product_seconds(s, shape, c, after_same_shape=c > 0) for c in range(products)]
+
+
+def below_the_model(dm, spec: dict, shape: tuple[int, int, int], times: list[float]) -> bool:
+    """Some time is shorter than any product of ``shape`` on this device (its least time: no noise, warm
+    caches, no first-call cost): not measured on ``device.clock()``."""
+    s = dm.simulated_spec(spec)
+    m, k, n = shape
+    one = s["overhead_s"] + (2 * m * k * n + s["half_rate_flops"]) / s["peak_flop_per_s"]
+    least = (1 - s["repeat_speedup"]) * one
+    return any(t < least * (1 - RTOL) for t in times)
 
 
 def same(a, b) -> bool:
@@ -87,19 +104,34 @@ def cases(rng, dm):
         timed = replay(dm, spec, shape, r + 1)  # call 0 (with the one-time cost), then calls 1 to r
         without, right = timed[:r], timed[1:]
         assert not same(without[:1], right[:1]), _("grader bug: the two protocols agree")
-        yield _(CASE).format(i=i, n=CASES), args, spec, without, right
+        yield _(CASE).format(i=i, n=CASES), args, spec, shape, without, right
+
+
+def graded(rng, dm, student_fn, reference_fn, *, what: str, broken: bool) -> list[tuple]:
+    """(case, without, right, got) of every case, the reference checked on each.  Times below the model's
+    least on any case (another clock than device.clock()) are said first: the real clock's few
+    microseconds can reach a drawn product's least time, but hardly on all three cases."""
+    out = []
+    for case, args, spec, shape, without, right in cases(rng, dm):
+        want = reference_fn(**args, device={**spec, "threads": torch.get_num_threads()})
+        assert same(list(want), without if broken else right), _(
+            "grader bug: the reference disagrees with the device model")
+        got = times_of(student_fn(**args, device={**spec, "threads": GRADER_THREADS}), args["repeats"], what=what,
+                       case=case)
+        out.append((case, spec, shape, without, right, got))
+    for case, spec, shape, _without, _right, got in out:
+        if below_the_model(dm, spec, shape, got):  # another clock: say so, not "no symptom"
+            raise AssertionError(M.say(REAL_CLOCK, what=what, case=M.case_suffix(case)))
+    return [(case, without, right, got) for case, _spec, _shape, without, right, got in out]
 
 
 def test_no_warmup_shows_the_first_call_cost(student, reference, rng, device_model):
     """The broken function's first time includes the one-time cost of the shape's first product; the others do not."""
     what = "time_without_warmup"
-    for case, args, spec, without, right in cases(rng, device_model):
-        want = reference.time_without_warmup(**args, device={**spec, "threads": torch.get_num_threads()})
-        assert same(list(want), without), _("grader bug: the reference disagrees with the device model")
-        got = times_of(student.time_without_warmup(**args, device={**spec, "threads": GRADER_THREADS}),
-                       args["repeats"], what=what, case=case)
+    for case, without, right, got in graded(rng, device_model, student.time_without_warmup,
+                                            reference.time_without_warmup, what=what, broken=True):
         if not same(got[:1], without[:1]):
-            template = NO_SYMPTOM if got[0] < without[0] * (1 - RTOL) else OTHER_MISTAKE
+            template = NO_SYMPTOM if same(got, right) else OTHER_MISTAKE  # warmed up, and timed right otherwise
             raise AssertionError(M.say(template, what=what, case=M.case_suffix(case)))
         if not same(got, without):
             raise AssertionError(M.say(OTHER_MISTAKE, what=what, case=M.case_suffix(case)))
@@ -108,11 +140,8 @@ def test_no_warmup_shows_the_first_call_cost(student, reference, rng, device_mod
 def test_with_warmup_leaves_it_out(student, reference, rng, device_model):
     """The right function's times are those after one untimed warm-up: none includes the one-time cost."""
     what = "time_with_warmup"
-    for case, args, spec, without, right in cases(rng, device_model):
-        want = reference.time_with_warmup(**args, device={**spec, "threads": torch.get_num_threads()})
-        assert same(list(want), right), _("grader bug: the reference disagrees with the device model")
-        got = times_of(student.time_with_warmup(**args, device={**spec, "threads": GRADER_THREADS}),
-                       args["repeats"], what=what, case=case)
+    for case, without, right, got in graded(rng, device_model, student.time_with_warmup,
+                                            reference.time_with_warmup, what=what, broken=False):
         if same(got[:1], without[:1]):
             raise AssertionError(M.say(HAS_SYMPTOM, what=what, case=M.case_suffix(case)))
         if not same(got, right):

@@ -9,14 +9,16 @@ value:
 * misplaced zero_grad() -> "step 1 matches but step 2 does not: ... stale";
 * unweighted mean with a short last micro-batch -> "the plain average of the
   micro-batch means";
-* no split at all -> "the model saw 12 examples at once: split the batch".
+* no split at all -> "the model saw 12 examples at once: split the batch";
+* the k losses summed and back-propagated once -> "no gradient flowed back
+  through forward 1 ... before the next forward".
 
-The last one cannot be seen in the numbers (the whole batch gives exactly the
-big-batch gradient), so it is observed by the trusted model itself:
-``lab2_models`` records every forward (how many examples, and a digest of
-which), the student returns that log as ``"forward_log"``, and the test
-compares it with the micro-batches it computes from the batches it passed in
-(``docs/lab2.md``).
+The last two cannot be seen in the numbers (both give exactly the big-batch
+gradient), so they are observed by the trusted model itself: ``lab2_models``
+records every forward (how many examples, a digest of which, and whether a
+gradient came back through it before the next forward), the student returns
+that log as ``"forward_log"``, and the test compares it with the
+micro-batches it computes from the batches it passed in (``docs/lab2.md``).
 """
 
 import numpy as np
@@ -41,6 +43,10 @@ TOO_MANY_AT_ONCE_DRAWN = N_("{what}{case}: the model saw more examples at once t
 FORWARD_COUNT_DRAWN = N_("{what}{case}: the model ran another number of forwards than one per micro-batch")
 FORWARD_SIZE_DRAWN = N_("{what}{case}: forward {index} saw another number of examples than micro-batch {micro} of "
                         "step {step} has")
+BACKWARD_LATE = N_("{what}{case}: no gradient flowed back through forward {index} (micro-batch {micro} of step "
+                   "{step}) before the next forward: call backward() on each micro-batch's loss before the next "
+                   "micro-batch goes in; summing the losses and calling backward() once keeps every micro-batch's "
+                   "activations alive at once, so nothing is saved")
 FORWARD_DATA = N_("{what}{case}: forward {index} did not see the examples of micro-batch {micro} of step {step}: "
                   "keep the examples in order, one forward per micro-batch")
 UNWEIGHTED_SYMPTOM = N_("{what}{case}: it equals the plain average of the micro-batch means, which gives the "
@@ -102,7 +108,7 @@ def check_forward_log(models, log, batches, b, *, case: str):
         raise AssertionError(M.say(M.WRONG_TYPE, what=what, case=sfx, expected_type=_("a list (model.forward_log)"),
                                    got_type=M.student_text(type(log).__name__, limit=60)))
     for entry in log:
-        assert_keys(entry, ("examples", "digest"), what=_("an entry of forward_log"), case=case)
+        assert_keys(entry, ("examples", "digest", "backward"), what=_("an entry of forward_log"), case=case)
     sizes = [entry["examples"] for entry in log]
     for n in sizes:
         if not isinstance(n, int) or isinstance(n, bool):
@@ -123,6 +129,9 @@ def check_forward_log(models, log, batches, b, *, case: str):
                                        case=sfx, index=index, got=entry["examples"], micro=micro, step=step, want=n))
         if entry["digest"] != digest:
             raise AssertionError(M.say(FORWARD_DATA, what=_("the model's forward log"), case=sfx, index=index,
+                                       micro=micro, step=step))
+        if entry["backward"] is not True:  # the point of accumulating: one micro-batch's graph alive at a time
+            raise AssertionError(M.say(BACKWARD_LATE, what=_("the model's forward log"), case=sfx, index=index,
                                        micro=micro, step=step))
 
 
@@ -207,6 +216,32 @@ def test_parameters_after_several_steps(student, models):
         assert_close(out["params"][name], want[name],
                      what=_("{name} after {steps} optimizer steps").format(name=name, steps=steps),
                      case=case, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.question("accumulation")
+def test_float32_config_comes_back_in_float32(student, models):
+    """The contract's "detached copies in the config's dtype": a float32 model returns float32 gradients and
+    parameters (close to big-batch SGD's, at float32's precision)."""
+    B, b, steps, lr = 8, 4, 2, 0.5
+    config, state_dict, batches = make_case(models, seed=17, B=B, steps=steps)
+    config = {**config, "dtype": "float32"}
+    state_dict = {n: t.float() for n, t in state_dict.items()}
+    batches = [{"x": batch["x"].float(), "y": batch["y"]} for batch in batches]
+    grads, params = big_batch_truth(models, config, state_dict, batches, lr)
+    case = _("a float32 config, micro-batch {b}, k={k}, {steps} steps").format(b=b, k=B // b, steps=steps)
+    out = run_student(student, config, state_dict, batches, b, lr, models=models, case=case)
+    returned = [(_("gradient of {name}").format(name=n), g[n]) for g in out["grads"] for n in NAMES]
+    returned += [(_("{name} after the last step").format(name=n), out["params"][n]) for n in NAMES]
+    for what, value in returned:
+        kind = str(getattr(value, "dtype", type(value).__name__)).removeprefix("torch.")
+        if kind != "float32":
+            raise AssertionError(M.say(M.WRONG_TYPE, what=what, case=M.case_suffix(case),
+                                       expected_type=_("float32 (the config's dtype)"),
+                                       got_type=M.student_text(kind, limit=40)))
+    for t, g in enumerate(out["grads"]):
+        for name in NAMES:
+            assert_close(g[name], grads[t][name], what=_("gradient of {name}").format(name=name), case=case,
+                         rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.question("accumulation")

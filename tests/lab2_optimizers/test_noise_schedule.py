@@ -235,3 +235,18 @@ def test_scaled_schedule_warms_up_to_the_scaled_rate(student, rng):
     if got is not None:
         raise AssertionError(M.say(NOT_NONE, what=_("scaled schedule"),
                                    case=M.case_suffix(_("batch 512 -> 16,384, the default critical batch"))))
+    # the critical batch is passed on to the rule, not left at its default
+    got = student.scaled_lr_schedule(steps=np.arange(10), base_lr=0.1, base_batch=32, new_batch=256,
+                                     warmup_steps=5, total_steps=100, critical_batch=128)
+    if got is not None:
+        raise AssertionError(M.say(NOT_NONE, what=_("scaled schedule"),
+                                   case=M.case_suffix(_("batch 32 -> 256, critical batch 128"))))
+    steps = np.arange(0, 120, 7)
+    got = student.scaled_lr_schedule(steps=steps, base_lr=0.1, base_batch=32, new_batch=128,
+                                     warmup_steps=5, total_steps=100, critical_batch=128)
+    with fixed_case():
+        case = _("batch 32 -> 128, critical batch 128")
+        if got is None:
+            raise AssertionError(M.say(NONE_HERE, what=_("scaled schedule"), case=M.case_suffix(case)))
+        assert_close(got, warmup_cosine(steps, linear_rule(0.1, 32, 128, 128), 5, 100, 0.0),
+                     what=_("scaled schedule"), case=case, rtol=1e-9, atol=1e-15)

@@ -171,7 +171,9 @@ def make_truth(models):
         loss = models.forward_loss(model, models.make_batch(cfg, B, seed=0))
         (loss * scale).backward()
         # n_zero: elements exactly 0 in FP32 already (not underflow), for diagnosing a count that includes them
-        out = {"n_nonzero": 0, "n_underflow": 0, "n_overflow": 0, "underflow_by_parameter": {}, "n_zero": 0}
+        # counts_by_parameter: [underflow, numel] of each parameter, for diagnosing a fraction over numel
+        out = {"n_nonzero": 0, "n_underflow": 0, "n_overflow": 0, "underflow_by_parameter": {}, "n_zero": 0,
+               "counts_by_parameter": {}}
         for name, p in model.named_parameters():
             if p.grad is None:
                 continue
@@ -183,6 +185,7 @@ def make_truth(models):
             out["n_underflow"] += un
             out["n_overflow"] += int(torch.isinf(h).sum())
             out["underflow_by_parameter"][name] = un / nz if nz else 0.0
+            out["counts_by_parameter"][name] = [un, g.numel()]
         out["underflow_fraction"] = out["n_underflow"] / out["n_nonzero"] if out["n_nonzero"] else 0.0
         return out
 

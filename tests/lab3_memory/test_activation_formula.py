@@ -5,6 +5,7 @@ import torch
 
 from autograder.core.i18n import N_, _
 from autograder.labkit.assertions import assert_keys, assert_scalar
+from autograder.labkit.messages import fixed_case
 
 pytestmark = pytest.mark.question("activation_formula")
 
@@ -12,6 +13,9 @@ XL = dict(s=1024, b=8, h=1600, a=25)  # GPT-2 XL at micro-batch 8
 # drawn cases, named by number and by what was drawn, never by a drawn value (docs/feedback.md)
 RANDOM_SBA = N_("random s, b and a, case {trial} of 4")
 RANDOM_LAYERS = N_("random s, b, h, a, n_layers and recompute, case {trial} of 6")
+# exactly 108,960,000 bytes per layer, where the float form s·b·h·(34 + 5·a·s/h) gives 108959999.99999999:
+# int() of it truncates to one byte short (the docstring: compute in integers, so it is exact)
+NEAR_INTEGER = dict(s=1000, b=1, h=1440, a=12)
 
 
 def test_attention_score_bytes_match_real_tensors(student, lab3, rng):
@@ -42,6 +46,12 @@ def test_gpt2_xl_table_and_recomputation(student, lab3):
 
 
 def test_random_shapes_match_reference(student, reference, lab3, rng):
+    s, b, h, a = NEAR_INTEGER["s"], NEAR_INTEGER["b"], NEAR_INTEGER["h"], NEAR_INTEGER["a"]
+    with fixed_case():  # issue 27: the same on every submission, so no direction
+        for n_layers in (1, 3):
+            lab3.assert_exact_int(student.activation_bytes(**NEAR_INTEGER, n_layers=n_layers, recompute="none"),
+                                  n_layers * (34 * s * b * h + 5 * a * s * s * b), what=_("activation bytes"),
+                                  case=f"s={s}, b={b}, h={h}, a={a}, n_layers={n_layers}")
     for trial in range(1, 7):
         a = int(rng.integers(1, 33))
         kw = dict(s=int(rng.integers(16, 4097)), b=int(rng.integers(1, 33)), h=a * int(rng.integers(8, 129)), a=a,

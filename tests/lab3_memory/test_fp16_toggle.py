@@ -6,6 +6,14 @@ model and run the test chooses: the broken run's loss stalls, because every upda
 spacing next to its weight and rounds away; the fixed run's loss falls.  A "broken" step that is
 accidentally right (it keeps an FP32 copy) loses fp16_toggle; a fixed step that forgets the master copy
 loses fp16_master.  The ground truth is the test's own FP32-master run, never the reference module.
+
+train_fp16_master's run is also compared step by step with that run (to within TRAJECTORY_ATOL, as its docstring
+says): no gradient of this case underflows or overflows in FP16, so scaling by a power of two and
+unscaling are exact, and every correct order of the update (unscale then lr, lr / loss_scale at once,
+``add_(alpha=-lr)``, torch.optim.SGD on the masters) gives the run bit for bit.  A step that updates the
+master with the still-scaled gradient moves 2^10 times too far at loss_scale=2^10 (its two runs differ);
+one that records the loss after the update is one step ahead.  Whether the unscaling happens in FP32 is
+not observable here: in this case the FP16 gradient divided by 2^10 loses nothing either.
 """
 
 import math
@@ -15,7 +23,7 @@ import torch
 
 from autograder.core.i18n import N_, _
 from autograder.labkit import messages as M
-from autograder.labkit.assertions import assert_equal, assert_scalar
+from autograder.labkit.assertions import assert_close, assert_equal, assert_scalar
 
 # one hidden layer, weights of std 0.3, biases frozen (a bias starts at 0, where no update rounds away):
 # lr x grad stays below half the FP16 spacing of every weight, while 20 updates add up in FP32
@@ -23,17 +31,24 @@ CONFIG = {"kind": "mlp", "n_layers": 1, "init_std": 0.3, "act": "relu",
           "frozen": ["inp.bias", "blocks.0.fc.bias", "out.bias"]}
 RUN = dict(batch_size=64, lr=1e-5, steps=20)
 SCALE = 2.0**10
+# per-step tolerance against the test's own FP32-master run (the docstring's 1e-5): ~0.5% of its drop;
+# every correct order of the update matches it exactly, a run one step ahead is off by up to ~6e-4
+TRAJECTORY_ATOL = 1e-5
 CASE = N_("a one-layer ReLU MLP, biases frozen, B=64, lr=1e-5, 20 steps")
 
 FELL = N_("{what}{case}: the loss fell by {drop} over the run; done wholly in FP16, every update of this run "
           "is below half the FP16 spacing next to its weight and should round away, so the loss should stall. "
           "Keep no FP32 copy of the weights: update the FP16 parameters themselves")
+SCALE_CHANGES = N_("{what}{case}: the losses differ from those of your own run at loss_scale=1; in this case "
+                   "no gradient underflows or overflows, so scaling the loss by a power of two and dividing the "
+                   "gradient by the same scale before the update must give the same run: is the gradient "
+                   "unscaled (divided by loss_scale) before it updates the master?")
 STALLED = N_("{what}{case}: the loss did not fall; the updates of this run are too small to change an FP16 "
              "weight, so they must be added to an FP32 master copy, which is then copied into the FP16 model")
 
 
 def _truth(models):
-    """The initial FP16 loss and the loss drop of an FP32-master run (the test's own)."""
+    """The losses of an FP32-master run (the test's own), one per step, each before its update."""
     model = models.build_model(CONFIG)
     params = [p for p in model.parameters() if p.requires_grad]
     masters = [p.detach().clone() for p in params]
@@ -50,7 +65,7 @@ def _truth(models):
                 m -= RUN["lr"] * p.grad.float()
                 p.copy_(m)
                 p.grad = None
-    return losses[0], losses[0] - losses[-1]
+    return losses
 
 
 def _losses(got, what, case):
@@ -64,7 +79,8 @@ def _losses(got, what, case):
 @pytest.mark.question("fp16_toggle")
 def test_toggle_stalls(student, lab3):
     case, what = _(CASE), "train_fp16_toggle"
-    first, drop = _truth(lab3.models)
+    truth = _truth(lab3.models)
+    first, drop = truth[0], truth[0] - truth[-1]
     losses = _losses(student.train_fp16_toggle(config=CONFIG, **RUN), what, case)
     assert_scalar(losses[0], first, what=_("{what}: the first loss (before any update)").format(what=what),
                   case=case, rtol=1e-3)
@@ -76,11 +92,22 @@ def test_toggle_stalls(student, lab3):
 @pytest.mark.question("fp16_master")
 def test_master_copy_and_scaling_fall(student, lab3):
     case, what = _(CASE), "train_fp16_master"
-    first, drop = _truth(lab3.models)
+    truth = _truth(lab3.models)
+    first, drop = truth[0], truth[0] - truth[-1]
+    unscaled = None  # the student's own run at loss_scale=1
     for scale in (1.0, SCALE):
         scase = f"{case}, loss_scale={'2^10' if scale == SCALE else '1'}"
         losses = _losses(student.train_fp16_master(config=CONFIG, loss_scale=scale, **RUN), what, scase)
+        # the same FP16 model and batch before any update: any correct run gives this loss exactly
         assert_scalar(losses[0], first, what=_("{what}: the first loss (before any update)").format(what=what),
-                      case=scase, rtol=1e-3)
+                      case=scase, rtol=1e-6)
         if losses[0] - losses[-1] < 0.5 * drop:
             raise AssertionError(M.say(STALLED, what=what, case=M.case_suffix(scase)))
+        if unscaled is None:
+            unscaled = losses
+        elif max(abs(a - b) for a, b in zip(losses, unscaled)) > TRAJECTORY_ATOL:
+            # the student's two runs against each other: no hidden value in this message
+            raise AssertionError(M.say(SCALE_CHANGES, what=what, case=M.case_suffix(scase)))
+        assert_close(losses, truth, what=_("{what}: the loss at each step, against the test's own run with an "
+                                           "FP32 master copy").format(what=what),
+                     case=scase, rtol=0.0, atol=TRAJECTORY_ATOL)

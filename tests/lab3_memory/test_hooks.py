@@ -7,16 +7,24 @@ hook that an earlier call left installed (a global module hook) fires
 again in a later call and counts there too. The shared-block models
 (lab3_models' "shared_blocks": one block in every layer) run the same
 modules several times in one forward: their outputs count at every call.
+
+The saved-tensor test starts with a fixed case, the default GPT at B=1
+(FIXED_B1): at B=1 the attention's q/k reshapes are views at an offset into
+one storage, and inputs and targets share one token storage, so a count
+that tells storages apart by ``t.data_ptr()`` or sums a view's own bytes is
+off there on every submission (at B >= 2 those views are copies).
 """
 
 import pytest
 
 from autograder.core.i18n import _
 from autograder.labkit.assertions import assert_keys
+from autograder.labkit.messages import fixed_case
 
 pytestmark = pytest.mark.question("activation_hooks")
 
 KEYS = ["saved_bytes", "saved_tensors", "parameter_saves", "module_output_bytes"]
+FIXED_B1 = ({"kind": "gpt"}, 1)  # the same for everyone: its label names B=1
 
 
 def calls(lab3, rng, configs):
@@ -34,18 +42,25 @@ def calls(lab3, rng, configs):
         yield cfg, B, case
 
 
+def _check_saved(student, lab3, cfg, B, case):
+    got = student.activation_hook_counts(config=cfg, batch_size=B)
+    assert_keys(got, KEYS, what=_("activation_hook_counts result"), case=case)
+    want = lab3.truth.hook_counts(cfg, B)
+    lab3.assert_exact_int(got["saved_tensors"], want["saved_tensors"], what=_("number of pack calls"), case=case)
+    lab3.assert_exact_int(got["parameter_saves"], want["parameter_saves"],
+                          what=_("pack calls on parameter storages"), case=case)
+    lab3.assert_exact_int(got["saved_bytes"], want["saved_bytes"],
+                          what=_("saved bytes (distinct non-parameter storages)"), case=case)
+
+
 def test_saved_tensor_counts_match_hooks(student, lab3, rng):
+    cfg, B = FIXED_B1
+    with fixed_case():  # issue 27: the same on every submission, so no direction
+        _check_saved(student, lab3, cfg, B, lab3.describe(cfg, B=B))
     configs = [{"kind": "gpt"}, {"kind": "gpt", "tie_weights": False, "n_layers": 1}, lab3.random_mlp(rng),
                {"kind": "gpt", "shared_blocks": True, "n_layers": 3}, lab3.random_mlp(rng, shared_blocks=True)]
     for cfg, B, case in calls(lab3, rng, configs):
-        got = student.activation_hook_counts(config=cfg, batch_size=B)
-        assert_keys(got, KEYS, what=_("activation_hook_counts result"), case=case)
-        want = lab3.truth.hook_counts(cfg, B)
-        lab3.assert_exact_int(got["saved_tensors"], want["saved_tensors"], what=_("number of pack calls"), case=case)
-        lab3.assert_exact_int(got["parameter_saves"], want["parameter_saves"],
-                          what=_("pack calls on parameter storages"), case=case)
-        lab3.assert_exact_int(got["saved_bytes"], want["saved_bytes"],
-                          what=_("saved bytes (distinct non-parameter storages)"), case=case)
+        _check_saved(student, lab3, cfg, B, case)
 
 
 def test_module_output_bytes_match_leaf_forward_hooks(student, lab3, rng):

@@ -40,6 +40,8 @@ LARGE_CASES = {
     "positive": N_("{case}, scores large enough that exp overflows without subtracting the max"),
     "negative": N_("{case}, rows whose scores are all negative, too negative for exp of a score to be nonzero"),
     "rising": N_("{case}, later key blocks with scores far above the first block's (the running max must grow)"),
+    "falling": N_("{case}, a first key block with scores far above the later blocks' (the running max must keep "
+                  "the largest score seen so far)"),
 }
 
 
@@ -63,6 +65,11 @@ def large_qkv(rng, shape, dtype, offsets="positive", block_size=None):
       * "rising": keys from ``block_size`` on get the offset, the first key block none, so every
         later block's scores exceed the first block's by more than OVERFLOW. Shifting every block
         by the first block's max (never raising it) overflows.
+      * "falling": the other way round: only the first key block gets the offset, so its scores
+        exceed every later block's by more than OVERFLOW. A max that is the current block's own
+        (m_new = s.max(...), not np.maximum(m, s.max(...))) falls at the second block, and the
+        rescaling exp(m_old − m_new) overflows to inf (then inf/inf = NaN). A running max never
+        falls: the later blocks' exp(s − m) are (almost) 0, below 1e-300 of the first block's.
     """
     *lead, S, d = shape
     assert d == 16 and offsets in LARGE_CASES
@@ -72,14 +79,17 @@ def large_qkv(rng, shape, dtype, offsets="positive", block_size=None):
     sign = -1 if offsets == "negative" else 1
     q[..., 0] = sign * rng.integers(low, high, size=(*lead, S), endpoint=True)
     k[..., 0] = big_k
-    if offsets == "rising":
-        assert block_size is not None and block_size < S, "rising scores need a second key block"
-        k[..., :block_size, 0] = 0.0
+    if offsets in ("rising", "falling"):
+        assert block_size is not None and block_size < S, "rising or falling scores need a second key block"
+        if offsets == "rising":
+            k[..., :block_size, 0] = 0.0
+        else:
+            k[..., block_size:, 0] = 0.0
     v = rng.standard_normal(shape)
     smallest, rest = low * big_k / 4, (d - 1) / 4  # the smallest offset; the most the other columns add
     assert smallest - rest > OVERFLOW[name]  # positive: every score overflows unshifted
     assert smallest - rest > UNDERFLOW[name]  # negative: every score underflows shifted by 0
-    assert smallest - 2 * rest > OVERFLOW[name]  # rising: later scores minus the first block's overflow
+    assert smallest - 2 * rest > OVERFLOW[name]  # rising / falling: one block's scores minus another's overflow
     return q.astype(dtype), k.astype(dtype), v.astype(dtype)
 
 
@@ -137,9 +147,10 @@ def test_tiled_matches_softmax_float64(student, rng):
     check_tiled(student, rng, (80, 16), causal=False, block_size=16, scale=8.0)
     check_tiled(student, rng, (70, 16), causal=False, block_size=16, large="positive")
     check_tiled(student, rng, (2, 45, 16), causal=True, block_size=16, large="positive")
-    # All-negative rows (a running max that starts at 0, not −∞, gives 0/0) and a later key block far
-    # above the first (a max taken from the first block only, never raised, overflows).
-    for large in ("negative", "rising"):
+    # All-negative rows (a running max that starts at 0, not −∞, gives 0/0), a later key block far
+    # above the first (a max taken from the first block only, never raised, overflows) and the first
+    # far above the later ones (a max taken from the current block only, which falls, overflows).
+    for large in ("negative", "rising", "falling"):
         check_tiled(student, rng, (70, 16), causal=False, block_size=16, large=large)
         check_tiled(student, rng, (2, 45, 16), causal=True, block_size=16, large=large)
 
@@ -182,43 +193,70 @@ def test_tiled_float32(student, rng):
             check_tiled(student, rng, (90, 16), causal=causal, block_size=32, dtype=np.float32, large=large)
 
 
+def attention_rows(q, k, v, rows, causal):
+    """Rows ``rows`` of the definition, in float64, from a (len(rows), S) block of scores: never S×S.
+    With causal=True, row i sees keys j ≤ i of the whole sequence (not of the sampled rows)."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    S, d = q.shape[-2:]
+    scores = q[rows] @ k.T / np.sqrt(d)
+    if causal:
+        scores = np.where(np.arange(S)[None, :] <= np.asarray(rows)[:, None], scores, -np.inf)
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return (w / w.sum(axis=-1, keepdims=True)) @ v
+
+
+# The memory test's lengths: each is measured, with and without a mask, and judged on the growth
+# from each length to the next. 256 is a small baseline (its own S×S float32 matrix is 256 KiB), so
+# a code path that builds an S×S array at 1024 (a "fast path" for short sequences) shows as well as
+# one that does so at 2048.
+MEMORY_SIZES = (256, 1024, 2048)
+MEMORY_BUDGET = 2 * 2**20  # bytes a step may add, beyond q, k, v and the output (the docstring's 2 MiB)
+
+
 @pytest.mark.question("tiled_attention", points=2)
 def test_tiled_peak_memory_below_score_matrix(student, rng):
-    # Judged on growth: the peak at S=2048 minus the peak at S=1024. Whatever a measurement
-    # counts besides the algorithm (the worker's imports, allocator arenas, the transport of
-    # small arguments) is the same in both calls and cancels, so the verdict does not depend on
-    # where the engine starts counting. float32 keeps q, k, v and the output small next to the
-    # budget; a single S×S float32 matrix alone grows by 12 MiB.
-    d, B, sizes = 64, 128, (1024, 2048)
-    peaks, method = {}, ""
-    for S in sizes:
-        q, k, v = qkv(rng, (S, d), np.float32)
-        out, meas = student.tiled_attention.measured(q=q, k=k, v=v, causal=False, block_size=B)
-        if meas.peak_bytes < 0:  # the grader could not read the worker's memory: say so, never pass silently
-            raise AssertionError(M.say(UNMEASURED, what=_("peak memory of tiled_attention")))
-        case = _("S={S}, d={d}, block_size={B}, float32, measured with {method}").format(S=S, d=d, B=B,
-                                                                                       method=meas.method)
-        # The measured call must have computed attention, not just stayed small. Rows are
-        # independent without a mask, so a random sample of them is checked against the
-        # definition (the S×S ground truth would cost more than the call); the other tests
-        # check every row.
-        out = np.asarray(out)  # an array or a tensor, as the other tests accept
-        assert_equal(out.shape, q.shape, what=_("shape of tiled_attention's output"), case=case)
-        rows = np.sort(rng.choice(S, size=CHECKED_ROWS, replace=False))
-        assert_close(out[rows], softmax_attention(q[rows], k, v), what=_("tiled_attention output"), case=case,
-                     **F32)
-        peaks[S], method = meas.peak_bytes, meas.method
-    small, large = sizes
-    # Sandboxed, the worker's resident memory also holds q, k, v as they arrive and the output
-    # as it leaves; allow twice the growth of their size for that, on top of the budget.
-    io_growth = 4 * (large - small) * d * 4  # q, k, v and the output, float32
-    transport = 2 * io_growth if method == "rss" else 0
-    budget = large * large * 8 / 8  # 1/8 of the S×S float64 score matrix at S=2048: 4 MiB
-    growth = peaks[large] - peaks[small]
-    if growth >= budget + transport:
-        case = _("S={small} to S={large}, d={d}, block_size={B}, float32, measured with {method}").format(
-            small=small, large=large, d=d, B=B, method=method)
-        raise AssertionError(M.say(M.RATIO_SYMPTOM,
-            what=_("growth of tiled_attention's peak memory"), case=M.case_suffix(case),
-            ratio=growth / (budget + transport),
-            reference_name=_("the budget (1/8 of the S×S float64 score matrix); never build an S×S array")))
+    # Judged on growth: the peak at each length minus the peak at the one before. Whatever a
+    # measurement counts besides the algorithm (the worker's imports, allocator arenas, the
+    # transport of small arguments) is the same in every call and cancels, so the verdict does not
+    # depend on where the engine starts counting. d=16 and float32 keep q, k, v and the output
+    # small next to the budget of 2 MiB a step (half a byte per score at S=2048), which S×S
+    # matrices overrun: from 1024 to 2048 one float32 matrix grows by 12 MiB and even a boolean
+    # mask by 3 MiB; from 256 to 1024 a float32 matrix grows by 3.75 MiB. causal=True is measured
+    # too: a mask is no reason for an S×S array (a full (S, S) mask sliced per tile, or standard
+    # attention whenever causal=True).
+    d, B = 16, 128
+    for causal in (False, True):
+        peaks, methods = {}, {}
+        for S in MEMORY_SIZES:
+            q, k, v = qkv(rng, (S, d), np.float32)
+            out, meas = student.tiled_attention.measured(q=q, k=k, v=v, causal=causal, block_size=B)
+            if meas.peak_bytes < 0:  # the grader could not read the worker's memory: say so, never pass silently
+                raise AssertionError(M.say(UNMEASURED, what=_("peak memory of tiled_attention")))
+            case = _("S={S}, d={d}, block_size={B}, causal={causal}, float32, measured with {method}").format(
+                S=S, d=d, B=B, causal=causal, method=meas.method)
+            # The measured call must have computed attention, not just stayed small. A random sample
+            # of rows is checked against the definition (the S×S ground truth would cost more than
+            # the call); the other tests check every row.
+            out = np.asarray(out)  # an array or a tensor, as the other tests accept
+            assert_equal(out.shape, q.shape, what=_("shape of tiled_attention's output"), case=case)
+            rows = np.sort(rng.choice(S, size=CHECKED_ROWS, replace=False))
+            assert_close(out[rows], attention_rows(q, k, v, rows, causal), what=_("tiled_attention output"),
+                         case=case, **F32)
+            peaks[S], methods[S] = meas.peak_bytes, meas.method
+        for small, large in zip(MEMORY_SIZES, MEMORY_SIZES[1:]):
+            method = methods[large]
+            # Sandboxed, the worker's resident memory also holds q, k, v as they arrive and the
+            # output as it leaves; allow twice the growth of their size for that, on top of the budget.
+            io_growth = 4 * (large - small) * d * 4  # q, k, v and the output, float32
+            transport = 2 * io_growth if method == "rss" else 0
+            budget = MEMORY_BUDGET
+            growth = peaks[large] - peaks[small]
+            if growth >= budget + transport:
+                case = _("S={small} to S={large}, d={d}, block_size={B}, causal={causal}, float32, measured with "
+                         "{method}").format(small=small, large=large, d=d, B=B, causal=causal, method=method)
+                raise AssertionError(M.say(M.RATIO_SYMPTOM,
+                    what=_("growth of tiled_attention's peak memory"), case=M.case_suffix(case),
+                    ratio=growth / (budget + transport),
+                    reference_name=_("the budget (2 MiB from one length to the next); keep scores in "
+                                     "block_size × block_size tiles and never build an S×S array, with or "
+                                     "without causal")))

@@ -23,6 +23,11 @@ def test_storage_and_preprocess_rates(student, reference, rng):
         got = student.storage_rate(disk_rate=7e9, network_rate=1.25e9)
         assert_scalar(got, 1.25e9, what="storage_rate", case=_("7 GB/s disk behind a 1.25 GB/s network, sequential"),
                       rtol=1e-9)
+        # The access factor scales the slower of disk and network: min(7, 1.25) × 0.1 = 0.125 GB/s,
+        # not min(7 × 0.1, 1.25) = 0.7 GB/s.
+        got = student.storage_rate(disk_rate=7e9, network_rate=1.25e9, access_factor=0.1)
+        assert_scalar(got, 0.125e9, what="storage_rate",
+                      case=_("7 GB/s disk behind a 1.25 GB/s network, random access 0.1"), rtol=1e-9)
         got = student.preprocess_rate(workers=8, t_transform_s=0.004)
         assert_scalar(got, 2000.0, what="preprocess_rate", case=_("8 workers, 4 ms per item"), rtol=1e-9)
     for _trial in range(3):
@@ -178,6 +183,11 @@ def test_image_pipeline_bottleneck_moves_as_workers_are_added(student):
     check_image(student.image_pipeline(workers=8, network_GBps=1.25, access_factor=1.0),
                 image_stages(workers=8, network_GBps=1.25, access_factor=1.0),
                 case=_("the chapter's image pipeline behind a 1.25 GB/s network, sequential reads, 8 workers"))
+    # The same link under random access (the default 0.1): the factor scales the network's rate too,
+    # 1.25 GB/s × 0.1 / 16 MB = 7.8125 batches/s (not min(7 × 0.1, 1.25) GB/s: 43.75).
+    check_image(student.image_pipeline(workers=8, network_GBps=1.25),
+                image_stages(workers=8, network_GBps=1.25),
+                case=_("the chapter's image pipeline behind a 1.25 GB/s network, random access (0.1), 8 workers"))
 
 
 def test_image_pipeline_matches_reference(student, reference, rng):

@@ -22,6 +22,11 @@ threshold or a CPU/wall ratio, so a busy machine cannot change a verdict:
 * the loader thread is joined: the report lists the threads that did
   recorded work and had not been joined when rec.report() ran (a flag
   that join() sets, not whether the thread happened to have ended);
+* the queue is used up to queue_size (checked where queue_size > 1, in the
+  queue test): some item i starts loading before item i−queue_size−1 has
+  finished computing. A queue that holds fewer items makes that impossible
+  (happens-before again); a correct loader does it at every item, one
+  window is enough, as for overlap;
 * overlap needs only one item i+1 that starts loading during the 50 ms
   sleep of computing item i: a correct loader starts it right after the
   put, and would have to be starved for the whole sleep of every item to
@@ -115,6 +120,22 @@ def check_bound(L, C, q: int, *, case: str) -> None:
                               i=i, earlier=i - q - 2)))
 
 
+def check_fills_the_queue(L, C, q: int, *, case: str) -> None:
+    # The other side of the bound, for queue_size > 1: with fast loads and slow computes, while item
+    # j computes, items j+1 .. j+q wait in the queue and the loader is already loading item j+q+1
+    # (it took a few ms to get there after get(j)). A loader whose queue holds fewer than queue_size
+    # items (maxsize=1 whatever queue_size says) cannot load item i before item i-q-1 has been
+    # computed and the next one taken: a happens-before fact, so it never shows this. Only one of the
+    # windows is needed: a correct loader would have to be starved for a whole 40 ms compute at every
+    # one of them to miss, as in the overlap test.
+    if not any(L[i]["start"] < C[i - q - 1]["end"] for i in range(q + 1, len(L))):
+        raise AssertionError(M.say(BROKEN,
+            what=_("run_loader(prefetch={prefetch}) events").format(prefetch=True), case=M.case_suffix(case),
+            symptom=_("no item i started loading before item i − queue_size − 1 finished computing: with fast "
+                      "loads and slow computes the loader never ran queue_size + 1 items ahead (does the queue "
+                      "hold up to queue_size items, and does the loader put each item right after loading it?)")))
+
+
 def test_sequential_loader_runs_in_one_thread(student):
     # Structure only (a sequential loop cannot overlap at any speed), so the stages are short.
     n = 5
@@ -136,7 +157,8 @@ def test_prefetch_overlaps_loading_with_compute(student):
 
 
 def test_queue_bounds_how_far_the_loader_runs_ahead(student):
-    # Fast loads, slow computes: an unbounded loader would load everything at once.
+    # Fast loads, slow computes: an unbounded loader would load everything at once, and a queue
+    # smaller than queue_size would keep the loader from running queue_size + 1 items ahead.
     for n, q in ((8, 2), (6, 1)):
         case = _("kind='sleep', load 1 ms, compute 40 ms, {n} items, queue_size={q}").format(n=n, q=q)
         report = student.run_loader(n_items=n, load_work=0.001, compute_work=0.04, kind="sleep", prefetch=True,
@@ -144,6 +166,8 @@ def test_queue_bounds_how_far_the_loader_runs_ahead(student):
         L, C, _overlapped = events_by_item(report, n, prefetch=True, kind="sleep", load=0.001, compute=0.04,
                                            case=case)
         check_bound(L, C, q, case=case)
+        if q > 1:  # with queue_size=1 a loader that ignores queue_size looks the same
+            check_fills_the_queue(L, C, q, case=case)
 
 
 def test_gil_python_cpu_loader_is_a_thread(student):

@@ -90,6 +90,11 @@ def forward_examples(out: dict) -> list[int]:
     return [entry["examples"] for entry in out["forward_log"]]
 
 
+def backward_in_time(out: dict) -> list[bool]:
+    """Per forward: did its gradient come back before the next forward (one micro-batch alive at a time)?"""
+    return [entry.get("backward") is True for entry in out["forward_log"]]
+
+
 TINY_MLP = {"d_in": 4, "d_hidden": 6, "n_classes": 3, "seed": 0, "dtype": "float64"}
 TINY_SHAPES = {"fc1.weight": (6, 4), "fc1.bias": (6,), "fc2.weight": (3, 6), "fc2.bias": (3,)}
 
@@ -112,7 +117,7 @@ def test_accumulation_two_steps(student, snapshot):
     out = student.accumulate_and_step(config=TINY_MLP, state_dict=state_dict, batches=batches, micro_batch_size=2,
                                       lr=0.5)
     got = {"step1_grad": out["grads"][0], "step2_grad": out["grads"][1], "params": out["params"],
-           "forward_examples": forward_examples(out)}
+           "forward_examples": forward_examples(out), "backward_before_next_forward": backward_in_time(out)}
     snapshot.check("accumulation", got, what=_("accumulation"), case=_("batch 8, micro-batch 2, 2 steps"),
                    rtol=1e-9, atol=1e-12)
 
@@ -123,7 +128,8 @@ def test_accumulation_short_last_micro_batch(student, snapshot):
     state_dict = tiny_state_dict(g)
     out = student.accumulate_and_step(config=TINY_MLP, state_dict=state_dict, batches=[tiny_batch(g, 10)],
                                       micro_batch_size=4, lr=0.5)
-    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out)}
+    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out),
+           "backward_before_next_forward": backward_in_time(out)}
     snapshot.check("accumulation_uneven", got, what=_("accumulation"),
                    case=_("batch 10, micro-batch 4 (sizes 4, 4, 2), 1 step"), rtol=1e-9, atol=1e-12)
 
@@ -134,7 +140,8 @@ def test_accumulation_without_scaling(student, snapshot):
     state_dict = tiny_state_dict(g)
     out = student.accumulate_without_scaling(config=TINY_MLP, state_dict=state_dict, batches=[tiny_batch(g, 8)],
                                              micro_batch_size=2, lr=0.5)
-    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out)}
+    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out),
+           "backward_before_next_forward": backward_in_time(out)}
     snapshot.check("break_no_scaling", got, what=_("accumulate_without_scaling"),
                    case=_("batch 8, micro-batch 2, 1 step"), rtol=1e-9, atol=1e-12)
 
@@ -145,6 +152,7 @@ def test_accumulation_with_zero_grad_inside(student, snapshot):
     state_dict = tiny_state_dict(g)
     out = student.accumulate_with_zero_grad_inside(config=TINY_MLP, state_dict=state_dict,
                                                    batches=[tiny_batch(g, 8)], micro_batch_size=2, lr=0.5)
-    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out)}
+    got = {"grad": out["grads"][0], "params": out["params"], "forward_examples": forward_examples(out),
+           "backward_before_next_forward": backward_in_time(out)}
     snapshot.check("break_zero_grad_inside", got, what=_("accumulate_with_zero_grad_inside"),
                    case=_("batch 8, micro-batch 2, 1 step"), rtol=1e-9, atol=1e-12)

@@ -34,8 +34,8 @@ from autograder.grading import notebook
 
 REPO = Path(__file__).resolve().parents[3]
 LAB = "lab2"
-MAX = 50  # lab 2's points (lab.toml)
-TESTED = 47  # of them, the tested ones: a headless run answers no prediction, and the reflections are marked by hand
+MAX = 51  # lab 2's points (lab.toml)
+TESTED = 48  # of them, the tested ones: a headless run answers no prediction, and the reflections are marked by hand
 PUBLIC = 11  # lab 2's public tests, one per tested question
 
 

@@ -1,6 +1,8 @@
 """Lab 2, part 2, a correct alternative: ``torch.tensor_split`` at the
-contract's cut points, every micro-batch's weight computed up front, and
-``model.zero_grad()`` instead of the optimizer's.
+contract's cut points, every micro-batch's weight computed up front, each
+micro-batch's gradient from ``torch.func.grad`` over ``functional_call``
+(summed into ``p.grad`` before the step), and ``model.zero_grad()`` instead
+of the optimizer's in the broken versions.
 """
 
 from __future__ import annotations
@@ -22,13 +24,20 @@ def accumulate_and_step(*, config, state_dict, batches, micro_batch_size, lr):
     model.load_state_dict(state_dict)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.0, weight_decay=0.0)
 
+    def micro_loss(params, micro):  # the model as a pure function of its parameters
+        return lab2_models.loss_fn(lambda x: torch.func.functional_call(model, params, (x,)), micro)
+
     def one_step(batch):
         micros = split_batch(batch=batch, micro_batch_size=micro_batch_size)
         weights = [len(m["y"]) / len(batch["y"]) for m in micros]  # b_j / B, summing to 1
-        model.zero_grad(set_to_none=True)
+        params = {n: p.detach() for n, p in model.named_parameters()}
+        total = {n: torch.zeros_like(p) for n, p in params.items()}
         for weight, micro in zip(weights, micros):
-            lab2_models.loss_fn(model, micro).mul(weight).backward()
-        recorded = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+            for n, g in torch.func.grad(micro_loss)(params, micro).items():  # this micro-batch's graph only
+                total[n] += weight * g
+        for n, p in model.named_parameters():
+            p.grad = total[n]
+        recorded = {n: g.clone() for n, g in total.items()}
         opt.step()
         return recorded
 
