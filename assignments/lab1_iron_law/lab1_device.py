@@ -208,15 +208,25 @@ def slowdown(spec: dict, shape: tuple[int, int, int], call: int) -> float:
     return 1.0 + spec["noise"] * -math.log1p(-u)  # 1 + noise * Exponential(1)
 
 
+def _plain_seconds(spec: dict, shape: tuple[int, int, int]) -> float:
+    """Seconds of a product of ``shape`` = (m, k, n) before noise, caches and the first-call cost."""
+    m, k, n = shape
+    return spec["overhead_s"] + (2 * m * k * n + spec["half_rate_flops"]) / spec["peak_flop_per_s"]
+
+
 def product_seconds(spec: dict, shape: tuple[int, int, int], call: int, after_same_shape: bool = False) -> float:
     """Simulated seconds of the ``call``-th product of ``shape`` = (m, k, n) on a device of ``spec``
     (a full spec, see ``simulated_spec``), right after a product of the same shape or not."""
-    m, k, n = shape
-    flops = 2 * m * k * n
     cache = 1.0 - spec["repeat_speedup"] if after_same_shape else 1.0
-    seconds = slowdown(spec, shape, call) * cache * (spec["overhead_s"] +
-                                                     (flops + spec["half_rate_flops"]) / spec["peak_flop_per_s"])
+    seconds = slowdown(spec, shape, call) * cache * _plain_seconds(spec, shape)
     return seconds + (spec["warmup_s"] if call == 0 else 0.0)
+
+
+def least_product_seconds(spec: dict, shape: tuple[int, int, int]) -> float:
+    """The fewest simulated seconds any product of ``shape`` takes on a device of ``spec`` (a full
+    spec): no noise (a slowdown of 1), warm caches, no first-call cost.  A shorter time was not
+    read on ``device.clock()``."""
+    return (1.0 - spec["repeat_speedup"]) * _plain_seconds(spec, shape)
 
 
 def randn_seconds(spec: dict, rows: int, cols: int) -> float:

@@ -294,8 +294,7 @@ def explain_seconds(got: list, dm, spec, batch_sizes, d_in, d_out, answers, *, p
     if isinstance(peak, (int, float)) and peak > 0 and same(got, [f / peak for f in flops]):
         fail(COMPUTED, what=what, case=case)
     s = full(dm, spec)
-    least = [(1 - s["repeat_speedup"]) * (s["overhead_s"] + (f + s["half_rate_flops"]) / s["peak_flop_per_s"])
-             for f in flops]
+    least = [dm.least_product_seconds(s, (b, d_in, d_out)) for b in batch_sizes]
     if any(t < bound * (1 - RTOL) for t, bound in zip(got, least)):  # shorter than any product of that shape
         fail(REAL_CLOCK, what=what, case=case)
 

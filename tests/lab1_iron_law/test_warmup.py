@@ -65,10 +65,7 @@ def replay(dm, spec: dict, shape: tuple[int, int, int], products: int) -> list[f
 def below_the_model(dm, spec: dict, shape: tuple[int, int, int], times: list[float]) -> bool:
     """Some time is shorter than any product of ``shape`` on this device (its least time: no noise, warm
     caches, no first-call cost): not measured on ``device.clock()``."""
-    s = dm.simulated_spec(spec)
-    m, k, n = shape
-    one = s["overhead_s"] + (2 * m * k * n + s["half_rate_flops"]) / s["peak_flop_per_s"]
-    least = (1 - s["repeat_speedup"]) * one
+    least = dm.least_product_seconds(dm.simulated_spec(spec), shape)
     return any(t < least * (1 - RTOL) for t in times)
 
 
