@@ -57,24 +57,23 @@ def test_optimizer_state_matches_torch_optim(student, lab3, rng):
                                   what=_("optimizer state bytes after one step (without 'step')"), case=case)
 
 
+def _check_activations(student, lab3, cfg, B, case):
+    got = student.measure_four_terms(config=cfg, batch_size=B, optimizer=ADAM)
+    assert_keys(got, KEYS, what=_("measure_four_terms result"), case=case)
+    lab3.assert_exact_int(got["activations"], lab3.truth.four_terms(cfg, B, ADAM)["activations"],
+                          what=_("activation bytes (distinct saved storages, no parameters)"), case=case)
+
+
 def test_activations_are_saved_tensor_bytes(student, lab3, rng):
     # fixed first: the default GPT at B=1, where the q/k views sit at an offset in one storage and inputs and
     # targets share one token storage (a count by t.data_ptr() or by a view's own bytes is off there)
     cfg = {"kind": "gpt"}
-    case = lab3.describe(cfg, B=1)
-    got = student.measure_four_terms(config=cfg, batch_size=1, optimizer=ADAM)
-    assert_keys(got, KEYS, what=_("measure_four_terms result"), case=case)
     with fixed_case():  # issue 27: the same on every submission, so no direction
-        lab3.assert_exact_int(got["activations"], lab3.truth.four_terms(cfg, 1, ADAM)["activations"],
-                              what=_("activation bytes (distinct saved storages, no parameters)"), case=case)
+        _check_activations(student, lab3, cfg, 1, lab3.describe(cfg, B=1))
     configs = [{"kind": "gpt"}, lab3.random_gpt(rng), lab3.random_mlp(rng)]
     for cfg in configs:
         B = int(rng.integers(1, 5))
-        case = lab3.describe(cfg, B=B, drawn=("B",))
-        got = student.measure_four_terms(config=cfg, batch_size=B, optimizer=ADAM)
-        want = lab3.truth.four_terms(cfg, B, ADAM)
-        lab3.assert_exact_int(got["activations"], want["activations"],
-                          what=_("activation bytes (distinct saved storages, no parameters)"), case=case)
+        _check_activations(student, lab3, cfg, B, lab3.describe(cfg, B=B, drawn=("B",)))
 
 
 def test_four_terms_random_configs_match_reference(student, reference, lab3, rng):
