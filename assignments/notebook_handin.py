@@ -1,4 +1,4 @@
-# The hand-in cells of every lab notebook (autograder.build.notebooks appends them after the lab's own cells):
+# The hand-in cells of every lab notebook (autograder.authoring.notebooks appends them after the lab's own cells):
 # a text cell per language (jupytext percent format, tagged "en" and "vi", as in a lab's source) and one code
 # cell, the same in every lab.  In the text, {lab} becomes the lab's folder name and {short} its short name.
 # The code cell is the student's to run: a headless run of the whole notebook (nbclient's "skip-execution")

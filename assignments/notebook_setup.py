@@ -1,4 +1,4 @@
-# The setup cell of every lab notebook (autograder.build.notebooks): a code cell of a
+# The setup cell of every lab notebook (autograder.authoring.notebooks): a code cell of a
 # notebook source tagged "setup" holds only its lab's line `LAB, MODULE = "<lab>", "<module>"`,
 # which replaces the line `LAB, MODULE = ...` below when the notebooks are built; the build
 # also writes the notebook's language and the bundle's address (course.toml, [bundle] url)

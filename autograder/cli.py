@@ -3,7 +3,7 @@
 names them, in the order ``--help`` lists them.
 
 A module that is absent is not offered: the student bundle ships only
-``check`` and ``submit`` (``autograder.build.release``), so its CLI lists
+``check`` and ``submit`` (``autograder.authoring.release``), so its CLI lists
 just what works there, and a course command named there (``grade``) says
 why it is not there and exits 2.
 """

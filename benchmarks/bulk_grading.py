@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from autograder.batch import gradebook
-from autograder.build import candidates
+from autograder.authoring import candidates
 from autograder.commands import default_jobs, grade
 from autograder.core import labs
 

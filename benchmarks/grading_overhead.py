@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.build import candidates
+from autograder.authoring import candidates
 from autograder.core import labs
 from autograder.grading import runner
 from autograder.sandbox.backend import SandboxBackend, shared_zygote

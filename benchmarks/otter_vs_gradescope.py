@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.build import candidates, gradescope_zip, otter
+from autograder.authoring import candidates, gradescope_zip, otter
 from autograder.core import i18n, labs
 
 

@@ -21,10 +21,10 @@ import multiprocessing
 import sys
 import time
 
-from autograder.build import candidates
+from autograder.authoring import candidates
 from autograder.commands import default_jobs
 from autograder.core import labs
-from autograder.build import verify
+from autograder.authoring import verify
 
 
 def busy_loop() -> None:

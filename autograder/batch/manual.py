@@ -219,7 +219,7 @@ def answer_cells(notebook: bytes) -> list[tuple[str, str, str]]:
 
 def fill(notebook: bytes, given: dict[str, str]) -> bytes:
     """``notebook`` with each cell tagged ``answer:<id>`` holding ``given[id]`` (a demo
-    submission's answers: ``autograder.build.candidates.notebook``); a part's cell
+    submission's answers: ``autograder.authoring.candidates.notebook``); a part's cell
     (``answer:<id>/<part>``) holds ``given["<id>/<part>"]``, else ``given[id]``."""
     nb = json.loads(notebook)
     for cell in nb["cells"]:

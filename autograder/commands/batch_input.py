@@ -1,7 +1,7 @@
 """Opening a platform's download for a course command (``grade``, ``similarity``).
 
 Not in ``commands/__init__.py``: that module ships in the student bundle, and this one
-imports ``autograder.batch``, which does not (``build/release.py``)."""
+imports ``autograder.batch``, which does not (``authoring/release.py``)."""
 
 from __future__ import annotations
 

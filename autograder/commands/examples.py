@@ -8,7 +8,7 @@ fails when the committed ones drift from the sources.
 
 from __future__ import annotations
 
-from autograder.build import candidates
+from autograder.authoring import candidates
 from autograder.commands import chosen_labs, lab_command
 
 

@@ -1,5 +1,5 @@
 """``autograder gradescope LAB --out FILE.zip``: a Gradescope autograder for one lab
-(``autograder.build.gradescope_zip`` says what is in it)."""
+(``autograder.authoring.gradescope_zip`` says what is in it)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autograder.build.gradescope_zip import build_zip
+from autograder.authoring.gradescope_zip import build_zip
 from autograder.commands import lang_option
 from autograder.core import i18n, labs
 

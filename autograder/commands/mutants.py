@@ -1,6 +1,6 @@
 """``autograder mutants LAB [--limit N] [--jobs N]``: the suite's mutation score.
 
-Grades every mutant of the reference (``autograder.build.mutants``, where
+Grades every mutant of the reference (``autograder.authoring.mutants``, where
 the operators and the equivalents file are described) in one batch and
 prints the score, the survivors and any mark that is wrong.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import click
 
-from autograder.build import verify
-from autograder.build.mutants import (EQUIVALENTS_FILE, EquivalentsError, Report, toml_str, all_mutants,
+from autograder.authoring import verify
+from autograder.authoring.mutants import (EQUIVALENTS_FILE, EquivalentsError, Report, toml_str, all_mutants,
                                       load_equivalents, spread, survived)
 from autograder.commands import default_jobs, jobs_option, sandbox_option
 from autograder.core import labs

@@ -1,12 +1,12 @@
 """``autograder notebooks [LAB] [--check]``: build each lab's notebooks, one per
-language, from its single jupytext source (``autograder.build.notebooks``)."""
+language, from its single jupytext source (``autograder.authoring.notebooks``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
-from autograder.build import notebooks
+from autograder.authoring import notebooks
 from autograder.commands import build_or_check, lab_command
 from autograder.core import labs
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from autograder.build import otter
+from autograder.authoring import otter
 from autograder.commands import chosen_labs, lab_command
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from autograder.core import labs
-from autograder.build import otter
+from autograder.authoring import otter
 
 TORCH_INDEX_ENV = "TORCH_INDEX_URL"  # as the Gradescope zip's setup.sh reads it
 

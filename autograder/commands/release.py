@@ -1,5 +1,5 @@
 """``autograder release --out DIR [--zip FILE] [--bundle-url URL]``: write the student bundle
-(``autograder.build.release``), and with ``--zip`` also the zip the notebooks' first cell
+(``autograder.authoring.release``), and with ``--zip`` also the zip the notebooks' first cell
 downloads; refuses, writing nothing, when reference code or hidden tests would leak."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from autograder.build import leakscan
-from autograder.build.release import TOP_FILES, release, write_zip
+from autograder.authoring import leakscan
+from autograder.authoring.release import TOP_FILES, release, write_zip
 from autograder.core import course, labs
 
 

@@ -1,9 +1,9 @@
 """``autograder stubs [LAB] [--check]``: write each lab's stubs under assignments/
-from its marked reference under solutions/ (``autograder.build.stubs``)."""
+from its marked reference under solutions/ (``autograder.authoring.stubs``)."""
 
 from __future__ import annotations
 
-from autograder.build import stubs
+from autograder.authoring import stubs
 from autograder.commands import build_or_check, lab_command
 
 

@@ -2,12 +2,12 @@
 
 Without ``--check``: add every newly marked message to each PO file
 (untranslated, for a translator to fill in) and drop those no longer used.
-With it: list what is missing, fuzzy or inconsistent (``autograder.build.catalogs``).
+With it: list what is missing, fuzzy or inconsistent (``autograder.authoring.catalogs``).
 """
 
 from __future__ import annotations
 
-from autograder.build import catalogs
+from autograder.authoring import catalogs
 from autograder.commands import lab_command
 from autograder.core import labs
 

@@ -1,4 +1,4 @@
-"""``autograder verify [LAB]``: prove the tests have power (``autograder.build.verify``).
+"""``autograder verify [LAB]``: prove the tests have power (``autograder.authoring.verify``).
 
 Prints one row per candidate (reference, stub, variants, alternatives) and,
 under the table, each unexpected failure's first line of feedback.
@@ -12,8 +12,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from autograder.build import candidates
-from autograder.build.verify import explain, grade_batch, judge
+from autograder.authoring import candidates
+from autograder.authoring.verify import explain, grade_batch, judge
 from autograder.commands import default_jobs, jobs_option, sandbox_option
 from autograder.core import labs
 

@@ -128,3 +128,21 @@ def _(message: str) -> str:
 def N_(message: str) -> str:
     """Mark a template for the catalog; translate it later with ``_``."""
     return message
+
+
+# Numbers in the reader's language: the notebooks' text (grading/notebook_text.py) and the
+# tests' messages (labkit/messages.py) both write them, so they live here, below both.
+def separators(lang: str | None = None) -> tuple[str, str]:
+    """(decimal mark, group separator) of ``lang`` (default: the current language), from CLDR."""
+    from babel import numbers as babel_numbers
+
+    locale = lang or current()
+    return babel_numbers.get_decimal_symbol(locale), babel_numbers.get_group_symbol(locale)
+
+
+def in_language(text: str, lang: str | None = None) -> str:
+    """English number text (``.`` decimal mark, ``,`` group separator) in ``lang``'s separators."""
+    decimal, group = separators(lang)
+    if (decimal, group) == (".", ","):
+        return text
+    return text.translate(str.maketrans({".": decimal, ",": group}))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from autograder.calls.limits import MAX_FILES, MAX_NAME_BYTES
+from autograder.core.limits import MAX_FILES, MAX_NAME_BYTES
 from autograder.core.i18n import N_
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")

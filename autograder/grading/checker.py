@@ -26,7 +26,7 @@ PASSED_HTML = N_("{name} passed!")
 # otter's own words at the start of a test case's message (otter.test_files.exception_test)
 OTTER_FAILED, OTTER_PASSED = "❌ Test case failed", "✅ Test case passed"
 CASE_FAILED, CASE_PASSED = N_("❌ Test case failed"), N_("✅ Test case passed")
-# the one test case of every otter test file (autograder.build.otter writes it): its name is shown
+# the one test case of every otter test file (autograder.authoring.otter writes it): its name is shown
 PUBLIC_TESTS = N_("public tests")
 
 

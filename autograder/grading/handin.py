@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from autograder import __version__
-from autograder.calls.limits import MAX_FILE_BYTES
+from autograder.core.limits import MAX_FILE_BYTES
 from autograder.core import i18n, labs
 from autograder.core.files import text_bytes, write_zip
 from autograder.core.i18n import N_, _

@@ -1,7 +1,7 @@
 """What a lab notebook's code cells print and draw, in the notebook's language.
 
 A notebook source has one set of code cells for both of its languages
-(``autograder.build.notebooks``), so the text those cells put on screen is
+(``autograder.authoring.notebooks``), so the text those cells put on screen is
 chosen when they run, not when the notebook is built.  The notebooks import
 these helpers in their first code cell after the setup cell::
 
@@ -17,7 +17,7 @@ these helpers in their first code cell after the setup cell::
   an untranslated text shows in English.  ``autograder translations`` collects
   every ``tr("...")`` of a ``<lab>.nb.py`` into that lab's catalog, and the
   student bundle's catalog keeps those of the notebooks it ships
-  (``autograder.build.catalogs.student_subset``).  As with ``_``: one plain
+  (``autograder.authoring.catalogs.student_subset``).  As with ``_``: one plain
   literal per call, named placeholders filled with ``.format()`` afterwards.
   It is not named ``_``: notebooks use ``_`` as a throwaway name.
 - ``num(value, digits)`` is a number with the language's separators, from
@@ -43,6 +43,7 @@ import functools
 import numbers
 
 from autograder.core import i18n
+from autograder.core.i18n import in_language, separators
 
 __all__ = ["localize", "num", "nums", "show", "tr"]
 
@@ -50,14 +51,6 @@ __all__ = ["localize", "num", "nums", "show", "tr"]
 def tr(message: str) -> str:
     """``message`` (English, a catalog's msgid) in the notebook's current language."""
     return i18n._(message)
-
-
-def separators(lang: str | None = None) -> tuple[str, str]:
-    """(decimal mark, group separator) of ``lang`` (default: the current language), from CLDR."""
-    from babel import numbers as babel_numbers
-
-    locale = lang or i18n.current()
-    return babel_numbers.get_decimal_symbol(locale), babel_numbers.get_group_symbol(locale)
 
 
 def num(value, digits: int | str | None = None, *, lang: str | None = None) -> str:
@@ -103,14 +96,6 @@ class Local(float):
         return in_language(float(self).__format__(spec))
 
     __str__ = lambda self: format(self, "g")  # noqa: E731
-
-
-def in_language(text: str, lang: str | None = None) -> str:
-    """English number text (``.`` decimal mark, ``,`` group separator) in ``lang``'s separators."""
-    decimal, group = separators(lang)
-    if (decimal, group) == (".", ","):
-        return text
-    return text.translate(str.maketrans({".": decimal, ",": group}))
 
 
 def nums(values, digits: int | str | None = None, *, brackets: str = "[]", lang: str | None = None) -> str:

@@ -22,8 +22,7 @@ import numbers
 import re
 
 from autograder.core import chapter
-from autograder.core.i18n import N_, _
-from autograder.grading.notebook_text import in_language
+from autograder.core.i18n import N_, _, in_language
 
 WRONG_TYPE = N_("{what}{case}: expected {expected_type}, got {got_type}")
 # shapes are never printed: a hidden case's shape is made of its drawn (or hidden) sizes
@@ -78,7 +77,7 @@ TEXT_LIMIT = 300  # characters of student text in one message
 
 def sig2(x) -> str:
     """``x`` at two significant figures: 4.0, 0.50, 12, 1200, 1.2e+04, 3.1e-02, written with
-    the student's decimal mark (Vietnamese: 0,50; ``notebook_text.in_language``, CLDR's rules).
+    the student's decimal mark (Vietnamese: 0,50; ``i18n.in_language``, CLDR's rules).
 
     Never more than two decimals: below 0.1 and from 10,000 on, in exponent form."""
     x = float(x)

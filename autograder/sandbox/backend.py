@@ -26,7 +26,7 @@ from autograder.core import course, files, i18n
 from autograder.core.i18n import N_, _
 from autograder.core.files import find_root, scoped_environ
 from autograder.core.manifest import Manifest
-from autograder.calls.limits import MAX_FILE_BYTES
+from autograder.core.limits import MAX_FILE_BYTES
 from autograder.sandbox import cgroups, channel
 from autograder.sandbox.secret_paths import secret_list
 from autograder.sandbox.worker import SHM_MB

@@ -19,7 +19,7 @@ import socket
 import struct
 import time
 
-from autograder.calls.limits import MAX_FILE_BYTES, MAX_FILES, MAX_NAME_BYTES
+from autograder.core.limits import MAX_FILE_BYTES, MAX_FILES, MAX_NAME_BYTES
 
 _LEN = struct.Struct("!Q")
 CONTROL_LIMIT = 1 << 20

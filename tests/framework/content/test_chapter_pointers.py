@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from autograder.build import notebooks
+from autograder.authoring import notebooks
 from autograder.core import chapter, i18n, labs
 from autograder.labkit import messages
 

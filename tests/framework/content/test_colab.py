@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.build import notebooks, release, stubs
+from autograder.authoring import notebooks, release, stubs
 from autograder.core import i18n, labs
 from autograder.grading import notebook
 

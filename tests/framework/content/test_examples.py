@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from autograder.build import candidates
+from autograder.authoring import candidates
 from autograder.core import labs
 from autograder.cli import main
 

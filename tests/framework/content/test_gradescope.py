@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.build import gradescope_zip
+from autograder.authoring import gradescope_zip
 from autograder.core import labs
 from autograder.cli import main
 from autograder.sandbox import layers

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from autograder.build import candidates, verify
+from autograder.authoring import candidates, verify
 from autograder.core import labs
 from autograder.labkit.support import trusted_support
 

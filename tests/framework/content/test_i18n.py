@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.build import catalogs, stubs
+from autograder.authoring import catalogs, stubs
 from autograder.core import i18n, labs
 from autograder.cli import main
 

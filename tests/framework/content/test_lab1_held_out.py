@@ -19,7 +19,7 @@ import re
 import pytest
 import torch
 
-from autograder.build import candidates
+from autograder.authoring import candidates
 from autograder.core import labs
 from autograder.grading import pytest_here
 from autograder.labkit import plugin

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.build import candidates
+from autograder.authoring import candidates
 from autograder.core import labs
 from autograder.grading import pytest_here
 from autograder.labkit import assertions, messages, plugin

@@ -22,7 +22,7 @@ import pytest
 from babel.messages.extract import extract_python
 from babel.messages.pofile import read_po
 
-from autograder.build import catalogs, notebooks
+from autograder.authoring import catalogs, notebooks
 from autograder.core import i18n, labs
 from autograder.grading.notebook_text import num, nums, tr
 
@@ -251,7 +251,7 @@ def _code_comments(source: Path) -> list[str]:
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
 def test_every_code_comment_is_written_for_translation(lab):
     """A Vietnamese reader reads no English comment: each comment of a shared code cell is
-    "# tr: <English>", which the build writes in the notebook's language (build/notebooks.py)."""
+    "# tr: <English>", which the build writes in the notebook's language (authoring/notebooks.py)."""
     source = notebooks.source_path(lab.assignment_dir, lab.name)
     plain = [c for c in _code_comments(source) if not c.startswith("# tr: ")]
     assert not plain, f"{source.name}: comments not marked '# tr: ': {plain[:5]}"

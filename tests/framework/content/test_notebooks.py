@@ -17,7 +17,7 @@ import pytest
 from nbclient import NotebookClient
 
 from autograder.core import chapter, i18n, labs
-from autograder.build import notebooks
+from autograder.authoring import notebooks
 
 BUDGET_S = 60.0
 LABS = labs.all_labs()

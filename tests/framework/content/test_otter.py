@@ -24,7 +24,7 @@ from otter.test_files import create_test_file
 
 from autograder.core import labs
 from autograder.grading import notebook
-from autograder.build import otter
+from autograder.authoring import otter
 
 LABS = labs.all_labs()
 REPO = Path(__file__).resolve().parents[3]
@@ -130,7 +130,7 @@ def _pip_lines(environment_yml: str) -> list[str]:
 
 
 def test_the_zip_carries_the_engine_its_tests_import_and_their_requirements(otter_zip, tmp_path):
-    from autograder.build import release
+    from autograder.authoring import release
 
     lab = labs.get(OTTER_LAB)
     with zipfile.ZipFile(otter_zip) as z:
@@ -138,7 +138,7 @@ def test_the_zip_carries_the_engine_its_tests_import_and_their_requirements(otte
         read = lambda n: z.read(n).decode()  # noqa: E731
         engine = {n.removeprefix(f"{otter.ENGINE_DIR}/") for n in names if n.startswith(f"{otter.ENGINE_DIR}/autograder/")}
         assert engine == set(release.engine_files(ENGINE)), "the engine modules `autograder release` ships, no other"
-        assert "autograder/grading/notebook.py" in engine and not {n for n in engine if "/batch/" in n or "/build/" in n}
+        assert "autograder/grading/notebook.py" in engine and not {n for n in engine if "/batch/" in n or "/authoring/" in n}
         assert {f"{otter.ENGINE_DIR}/{f}" for f in lab.manifest.support_files} <= names
         assert {f"tests/{q}.py" for q in otter.otter_points(lab)} <= names
         assert "[[variants" not in read(f"{otter.ZIP_LAB_ROOT}/assignments/{lab.name}/lab.toml")
@@ -235,7 +235,7 @@ def otter_run(python: Path, autograder_zip: Path, submission: Path, out: Path) -
 
 def test_otter_run_without_the_project_gives_the_reference_full_marks_and_the_stub_zero(
         clean_python, otter_zip, tmp_path):
-    from autograder.build import stubs
+    from autograder.authoring import stubs
 
     lab = labs.get(OTTER_LAB)
     bare = subprocess.run([str(clean_python), "-c", "import autograder"], env=_clean_env(clean_python, tmp_path),

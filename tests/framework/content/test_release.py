@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder.core import labs
-from autograder.build import leakscan
+from autograder.authoring import leakscan
 from autograder.cli import main
 
 REPO = Path(__file__).resolve().parents[3]
@@ -57,7 +57,7 @@ def test_student_half_of_the_engine(bundle):
             "autograder/sandbox/zygote.py", "environment.yml", "requirements.lock", "pyproject.toml",
             "LICENSE"} <= set(files)
     engine = [n for n in files if n.startswith("autograder/")]
-    assert not [n for n in engine if n.split("/")[1] in ("batch", "build")], "the instructors' folders never ship"
+    assert not [n for n in engine if n.split("/")[1] in ("batch", "authoring")], "the instructors' folders never ship"
     assert {n for n in engine if n.startswith("autograder/commands/")} == STUDENT_COMMANDS
     assert "assignments/course.toml" in files and "assignments/chapter.toml" in files
     readme = files["README.md"].decode()
@@ -102,7 +102,7 @@ def test_bundle_catalogs_hold_only_shipped_messages(bundle):
     not those only the hidden tests use."""
     from babel.messages.pofile import read_po
 
-    from autograder.build import catalogs
+    from autograder.authoring import catalogs
 
     withheld = 0
     for lab in labs.all_labs(REPO):
@@ -178,7 +178,7 @@ REF_LINE = "    return float(np.sqrt(np.sum(np.asarray(x, dtype=np.float64) ** 2
 
 
 def test_the_bundle_takes_the_stub_from_its_reference_not_from_the_disk(toy_project, tmp_path, capsys):
-    from autograder.build import stubs
+    from autograder.authoring import stubs
     from autograder.core import labs
 
     stub = toy_project / "assignments" / "labx_toy" / "toy.py"
@@ -199,7 +199,7 @@ def test_reference_line_planted_in_a_shipped_file(toy_project, tmp_path, capsys)
 def test_hidden_test_line_and_whole_file(toy_project, tmp_path, capsys):
     lab = toy_project / "assignments" / "labx_toy"
     (lab / "notes.md").write_text("Try:\n\n    x = rng.normal(size=7)\n    a, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))\n")
-    from autograder.build import stubs  # the reference without its solution markers: still the reference
+    from autograder.authoring import stubs  # the reference without its solution markers: still the reference
 
     (lab / "toy_solution.py").write_text(stubs.unmarked((toy_project / "solutions" / "labx_toy" / "toy.py").read_text()))
     err = _release_refused(tmp_path, capsys, "assignments/labx_toy/notes.md:4")

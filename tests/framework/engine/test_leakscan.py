@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from autograder.build import leakscan
+from autograder.authoring import leakscan
 
 REFERENCE = '''"""The reference."""
 import numpy as np

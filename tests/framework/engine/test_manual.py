@@ -228,7 +228,7 @@ def test_submit_puts_the_notebook_in_the_zip_with_its_outputs(written_lab, tmp_p
 
 
 def test_verify_has_nothing_to_prove_of_a_manual_question(written_lab):
-    from autograder.build import candidates, verify
+    from autograder.authoring import candidates, verify
     from autograder.core import labs
 
     lab = labs.get("labx", written_lab)
@@ -241,7 +241,7 @@ def test_verify_has_nothing_to_prove_of_a_manual_question(written_lab):
 
 def test_demo_submissions_hand_in_the_notebook():
     """examples/lab1: the reference's notebook holds the model answer, the stub's is as handed out."""
-    from autograder.build import candidates
+    from autograder.authoring import candidates
     from autograder.core import labs
 
     lab = labs.get("lab1")

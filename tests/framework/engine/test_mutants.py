@@ -6,7 +6,7 @@ import pytest
 
 from autograder.core import labs
 from autograder.cli import main
-from autograder.build import mutants
+from autograder.authoring import mutants
 
 SOURCE = '''"""Module docstring: 1 + 1 is never mutated."""
 

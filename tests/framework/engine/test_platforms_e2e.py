@@ -10,7 +10,7 @@ nothing, a late one.  Each is graded sandboxed (``autograder grade lab2
 DOWNLOAD.zip``, the download as it is), and the files that go back are read
 with the platform's own column rules: every student has a row, the right upload
 was graded, the late penalty is shown and applied.  The submissions are the
-lab's own reference, stub and negative variant (``autograder.build.candidates``).
+lab's own reference, stub and negative variant (``autograder.authoring.candidates``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.build import candidates
+from autograder.authoring import candidates
 from autograder.cli import main
 from autograder.core import labs
 
@@ -285,7 +285,7 @@ def test_gradescope_runner_stages_as_grade_does(tmp_path, code):
     """The stubs a student left loose beside their work are passed over, as `grade` passes them
     over, and the note that says which copy was graded reaches the output."""
     from autograder.batch import gradescope_run
-    from autograder.build import gradescope_zip
+    from autograder.authoring import gradescope_zip
 
     autograder_zip = tmp_path / "lab2-autograder.zip"
     assert main(["gradescope", "lab2", "--out", str(autograder_zip)]) == 0

@@ -448,7 +448,7 @@ def test_a_change_after_the_lock_is_counted_apart():
 def test_demo_submissions_hand_in_their_predictions(toy_root):
     """solutions/<lab>/demo_predictions.toml: what each demo submission predicted; the demo zips
     hold it as predictions.json, byte-reproducible; one it does not list hands in none."""
-    from autograder.build import candidates
+    from autograder.authoring import candidates
 
     lab = labs.get("labx", toy_root)
     demo = lab.solution_dir / candidates.DEMO_PREDICTIONS

@@ -145,7 +145,7 @@ def test_the_submission_budget_ends_every_later_call(toy_lab, tmp_path):
 
 # -- every legal submission reaches the worker ----------------------------------------------
 def test_the_request_limit_covers_the_largest_legal_spawn_request():
-    from autograder.calls.limits import MAX_FILES, MAX_NAME_BYTES
+    from autograder.core.limits import MAX_FILES, MAX_NAME_BYTES
 
     # every file at staging's maximum, names of the longest, all escaped, and a long work folder
     name = "\u00e9" * (MAX_NAME_BYTES // 2)

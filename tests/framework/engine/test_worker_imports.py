@@ -1,6 +1,7 @@
 """What a sandboxed worker loads of the engine: ``calls/`` and ``sandbox/``,
-plus core's two leaf modules that translate its messages (``i18n``, and the
-``files`` helpers it uses), and nothing that runs on the grader's side.
+plus core's leaf modules that translate its messages (``i18n``, and the
+``files`` helpers it uses) and say what a submission may hold (``limits``),
+and nothing that runs on the grader's side.
 
 Everything loaded in the zygote is inherited by every worker and readable by
 student code there, so the grader's code (tests, reference paths, the
@@ -18,7 +19,7 @@ from autograder.sandbox.backend import SandboxBackend
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
 
 ALLOWED_PACKAGES = ("autograder.calls", "autograder.sandbox")
-ALLOWED_MODULES = {"autograder", "autograder.core", "autograder.core.i18n", "autograder.core.files"}
+ALLOWED_MODULES = {"autograder", "autograder.core", "autograder.core.i18n", "autograder.core.files", "autograder.core.limits"}
 
 PROBE = '''
 import sys

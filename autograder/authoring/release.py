@@ -6,18 +6,18 @@ course file, ``environment.yml``, ``requirements.lock``, a ``pyproject.toml``
 and a README for the bundle (its text is in the course file), and the
 student-side folders of the engine: ``core/``, ``calls/``, ``sandbox/``
 (``check --sandbox``), ``labkit/`` and ``grading/``, with the CLI and the two
-student commands.  Never ``batch/``, ``build/`` or another command, and
+student commands.  Never ``batch/``, ``authoring/`` or another command, and
 nothing from ``solutions/``, ``tests/``, ``examples/`` or ``benchmarks/``.
 
 The notebooks are built from their sources as the bundle is (never copied
 from disk), with the bundle's address written into their first cell: the
 course file's ``[bundle] url`` unless ``bundle_url`` says otherwise
-(:mod:`autograder.build.notebooks`).  :func:`write_zip` packs a bundle folder
+(:mod:`autograder.authoring.notebooks`).  :func:`write_zip` packs a bundle folder
 into the zip that address serves: its files at the zip's root, so that it
 unpacks into ``iron-law-labs/`` as the notebooks' first cell does it.
 
 The bundle is built in a temporary folder beside its target, scanned by
-:mod:`autograder.build.leakscan`, and moved into place only when clean.
+:mod:`autograder.authoring.leakscan`, and moved into place only when clean.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tomllib
 from pathlib import Path
 
 import autograder
-from autograder.build import catalogs, leakscan, notebooks, stubs
+from autograder.authoring import catalogs, leakscan, notebooks, stubs
 from autograder.core import chapter, course, files as core_files, i18n, labs
 from autograder.core.files import shipped_files
 
@@ -39,7 +39,7 @@ STUDENT_MODULES = ("__init__.py", "__main__.py", "cli.py",
                    "commands/__init__.py", "commands/check.py", "commands/submit.py")
 TOP_FILES = ("environment.yml", "requirements.lock", f"assignments/{course.FILE}", f"assignments/{chapter.FILE}")
 LICENSE = "LICENSE"  # the project's, where it has one: the bundle is a copy of its files
-NOTEBOOK_SOURCE = ".nb.py"  # the notebooks ship built, one per language (autograder.build.notebooks)
+NOTEBOOK_SOURCE = ".nb.py"  # the notebooks ship built, one per language (autograder.authoring.notebooks)
 
 
 def _copy(src: Path, dest: Path) -> None:

@@ -27,7 +27,7 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
 from autograder import __version__
-from autograder.build import notebooks
+from autograder.authoring import notebooks
 from autograder.core import chapter, i18n, labs
 
 ENGINE = "autograder"  # the engine's domain
@@ -101,7 +101,7 @@ def extract(domain: Domain, methods=METHODS) -> dict[str, list[str]]:
         # titles, and what a prediction cell prints of its lab.toml (its prompt and choices: grading/predictions.py)
         for title in (m.title, *(q.title for q in m.questions), *(t for p in m.predictions for t in p.texts)):
             found.setdefault(title, []).append(f"{domain.lab.name}/lab.toml")
-    for path in _commented(domain):  # "# tr:" comments in notebook code cells (build/notebooks.py)
+    for path in _commented(domain):  # "# tr:" comments in notebook code cells (authoring/notebooks.py)
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for message in notebooks.comment_messages(line):
                 found.setdefault(message, []).append(f"{path.parent.name}/{path.name}:{i}")

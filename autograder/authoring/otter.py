@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import autograder
-from autograder.build import release
+from autograder.authoring import release
 from autograder.core import chapter, labs
 from autograder.core.files import shipped_files, write_zip
 from autograder.grading import checker
@@ -216,9 +216,9 @@ def _otter_scaffold(reqs: list[str]) -> dict[str, bytes]:
 def _catalogs(lab: labs.Lab, material: dict[str, bytes | str]) -> dict[str, bytes]:
     """``locale/<lang>.po``: the lab's catalogs as the student bundle carries them (only the
     messages of what ships: a notebook in Vietnamese sets $IRONLAW_LANG, and check's
-    messages follow it), made by :func:`autograder.build.catalogs.student_subset` over the
+    messages follow it), made by :func:`autograder.authoring.catalogs.student_subset` over the
     zip's lab material and the lab's notebooks."""
-    from autograder.build import catalogs
+    from autograder.authoring import catalogs
     from autograder.core import i18n
 
     pos = sorted((lab.assignment_dir / i18n.LAB_LOCALE).glob("*.po"))
