@@ -18,7 +18,7 @@ from pathlib import Path
 from autograder.batch import manual
 from autograder.core.files import write_zip
 from autograder.core.labs import Lab
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.core.manifest import Variant
 from autograder.grading import predictions
 

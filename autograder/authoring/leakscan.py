@@ -39,7 +39,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.core import labs
 
 MIN_CHARS = 25  # shorter lines (``x = x + 1``, ``return out``) are too common to mean a leak

@@ -29,8 +29,8 @@ import tomllib
 from pathlib import Path
 
 import autograder
-from autograder.authoring import catalogs, leakscan, notebooks, stubs
-from autograder.core import chapter, course, files as core_files, i18n, labs
+from autograder.authoring import catalogs, leakscan, notebooks
+from autograder.core import chapter, course, files as core_files, i18n, labs, stubs
 from autograder.core.files import shipped_files
 
 PACKAGE = "autograder"

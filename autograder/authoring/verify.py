@@ -14,7 +14,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograder.authoring import candidates, stubs
+from autograder.authoring import candidates
+from autograder.core import stubs
 from autograder.core import labs
 from autograder.core.results import PASSED, SubmissionResult
 from autograder.grading import runner

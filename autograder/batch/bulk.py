@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from autograder.batch import export, feedback, gradebook, late, manual, platforms, predictions_report, roster, summary
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.core import i18n, labs
 from autograder.core.files import run_folder, valid_text
 from autograder.core.i18n import _

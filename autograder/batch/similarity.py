@@ -73,7 +73,7 @@ from copydetect.utils import highlight_overlap
 
 from autograder.batch import platforms
 from autograder.batch.gradebook import text_cell
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.core import labs
 from autograder.core.files import atomic_write
 from autograder.grading import staging

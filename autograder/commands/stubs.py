@@ -1,9 +1,9 @@
 """``autograder stubs [LAB] [--check]``: write each lab's stubs under assignments/
-from its marked reference under solutions/ (``autograder.authoring.stubs``)."""
+from its marked reference under solutions/ (``autograder.core.stubs``)."""
 
 from __future__ import annotations
 
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.commands import build_or_check, lab_command
 
 

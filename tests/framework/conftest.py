@@ -17,9 +17,8 @@ def stubs_on_disk():
     """The stubs in assignments/, of the real labs and of the toy lab (before any
     test copies it), for the tests that use them in place (notebooks, otter's
     checks, ``check`` on the stubs): they are generated from the reference and
-    never committed (``autograder.authoring.stubs``)."""
-    from autograder.authoring import stubs
-    from autograder.core import labs
+    never committed (``autograder.core.stubs``)."""
+    from autograder.core import labs, stubs
 
     for lab in labs.all_labs(REPO) + labs.all_labs(FIXTURES / "toyroot"):
         stubs.write(lab)

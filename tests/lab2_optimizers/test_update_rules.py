@@ -58,6 +58,16 @@ def check_path(got, want, *, rule: str, case: str):
                      rtol=RTOL, atol=ATOL)
 
 
+def check_state(got: dict, want: dict, *, case: str):
+    """The optimizer state after the replay, key by key: a step count exactly, a buffer to the tolerance."""
+    assert_keys(got, want.keys(), what=_("optimizer state"), case=case)
+    for key, value in want.items():
+        if np.ndim(value) == 0:
+            assert_scalar(got[key], value, what=f"state[{key!r}]", case=case, rtol=0)
+        else:
+            assert_close(got[key], value, what=f"state[{key!r}]", case=case, rtol=RTOL, atol=ATOL)
+
+
 def fmt(hp: dict) -> str:
     """Hyperparameters for a case string: their names, never their values (the case's inputs)."""
     return _("options {names}").format(names=", ".join(hp))
@@ -135,12 +145,7 @@ def test_state_matches_torch_state(student, rng):
         _path, want = torch_replay(rule, params0, grads, hp)
         _path, got = student_replay(student, rule, params0, grads, hp)
         case = _("{rule}, {hparams}, after {steps} steps").format(rule=rule, hparams=fmt(hp), steps=STEPS)
-        assert_keys(got, want.keys(), what=_("optimizer state"), case=case)
-        for key, value in want.items():
-            if np.ndim(value) == 0:
-                assert_scalar(got[key], value, what=f"state[{key!r}]", case=case, rtol=0)
-            else:
-                assert_close(got[key], value, what=f"state[{key!r}]", case=case, rtol=RTOL, atol=ATOL)
+        check_state(got, want, case=case)
 
 
 @pytest.mark.question("update_rules")
@@ -224,12 +229,7 @@ def test_adamw_state_is_adams(student, models, rng):
     _path, want = torch_replay("adamw", params0, grads, hp)
     _path, got = student_replay(student, "adamw", params0, grads, hp)
     case = _("AdamW, {hparams}, after {steps} steps").format(hparams=fmt(hp), steps=STEPS)
-    assert_keys(got, want.keys(), what=_("optimizer state"), case=case)
-    for key, value in want.items():
-        if np.ndim(value) == 0:
-            assert_scalar(got[key], value, what=f"state[{key!r}]", case=case, rtol=0)
-        else:
-            assert_close(got[key], value, what=f"state[{key!r}]", case=case, rtol=RTOL, atol=ATOL)
+    check_state(got, want, case=case)
 
 
 # -- trajectories --------------------------------------------------------------------

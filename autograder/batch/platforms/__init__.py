@@ -169,7 +169,7 @@ def stage(lab, entry: staging.Entry | Path, dest: Path, stub_bytes: dict[str, by
     the lab's student files (an untouched stub passed over when the student left one beside their
     work), the notebooks a lab with questions marked by hand reads the answers from, and the
     predictions file of a lab that asks for one."""
-    from autograder.authoring import stubs
+    from autograder.core import stubs
     from autograder.grading import predictions
 
     m = lab.manifest

@@ -25,7 +25,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.authoring import notebooks, release, stubs
+from autograder.authoring import notebooks, release
+from autograder.core import stubs
 from autograder.core import i18n, labs
 from autograder.grading import notebook
 

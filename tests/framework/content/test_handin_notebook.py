@@ -27,7 +27,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.authoring import release, stubs
+from autograder.authoring import release
+from autograder.core import stubs
 from autograder.cli import main
 from autograder.core import i18n, labs
 from autograder.grading import notebook

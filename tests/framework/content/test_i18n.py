@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring import catalogs, stubs
+from autograder.authoring import catalogs
+from autograder.core import stubs
 from autograder.core import i18n, labs
 from autograder.cli import main
 

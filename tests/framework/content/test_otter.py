@@ -235,7 +235,7 @@ def otter_run(python: Path, autograder_zip: Path, submission: Path, out: Path) -
 
 def test_otter_run_without_the_project_gives_the_reference_full_marks_and_the_stub_zero(
         clean_python, otter_zip, tmp_path):
-    from autograder.authoring import stubs
+    from autograder.core import stubs
 
     lab = labs.get(OTTER_LAB)
     bare = subprocess.run([str(clean_python), "-c", "import autograder"], env=_clean_env(clean_python, tmp_path),

@@ -178,7 +178,7 @@ REF_LINE = "    return float(np.sqrt(np.sum(np.asarray(x, dtype=np.float64) ** 2
 
 
 def test_the_bundle_takes_the_stub_from_its_reference_not_from_the_disk(toy_project, tmp_path, capsys):
-    from autograder.authoring import stubs
+    from autograder.core import stubs
     from autograder.core import labs
 
     stub = toy_project / "assignments" / "labx_toy" / "toy.py"
@@ -199,7 +199,7 @@ def test_reference_line_planted_in_a_shipped_file(toy_project, tmp_path, capsys)
 def test_hidden_test_line_and_whole_file(toy_project, tmp_path, capsys):
     lab = toy_project / "assignments" / "labx_toy"
     (lab / "notes.md").write_text("Try:\n\n    x = rng.normal(size=7)\n    a, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))\n")
-    from autograder.authoring import stubs  # the reference without its solution markers: still the reference
+    from autograder.core import stubs  # the reference without its solution markers: still the reference
 
     (lab / "toy_solution.py").write_text(stubs.unmarked((toy_project / "solutions" / "labx_toy" / "toy.py").read_text()))
     err = _release_refused(tmp_path, capsys, "assignments/labx_toy/notes.md:4")

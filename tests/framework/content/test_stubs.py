@@ -1,6 +1,6 @@
 """The real labs' stubs: generated from the marked reference, never committed.
 
-A stub is what the reference generates (``autograder.authoring.stubs``), so it
+A stub is what the reference generates (``autograder.core.stubs``), so it
 cannot drift from its reference; what is left to check is that the stub a
 student gets is the reference's contract, name for name and docstring for
 docstring, with every marked body gone, and that git never tracks one (a
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.core import labs
 
 REPO = Path(__file__).resolve().parents[3]

@@ -7,7 +7,7 @@ import json
 import shutil
 import zipfile
 
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.cli import main
 from autograder.batch.gradebook import FIXED_COLUMNS
 from autograder.core.results import gradescope_json  # noqa: F401  (schema built by one function)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.batch import platforms
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.calls import errors, loader
 from autograder.cli import main
 from autograder.core import labs

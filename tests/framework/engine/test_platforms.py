@@ -16,7 +16,7 @@ import pytest
 
 from autograder.batch import late, platforms, summary
 from autograder.batch.platforms import canvas
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.cli import main
 from autograder.core import labs, results
 from autograder.grading import staging

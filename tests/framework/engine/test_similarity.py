@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.batch import similarity
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.cli import main
 from autograder.grading import staging
 

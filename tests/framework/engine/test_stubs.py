@@ -1,4 +1,4 @@
-"""The stub generator (``autograder.authoring.stubs``) on toy references: markers,
+"""The stub generator (``autograder.core.stubs``) on toy references: markers,
 their errors, writing and ``--check``.  The real labs' stubs are checked in
 ``tests/framework/content/test_stubs.py``.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.authoring import stubs
+from autograder.core import stubs
 from autograder.commands import stubs as stubs_command
 from autograder.core import labs
 
