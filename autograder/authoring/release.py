@@ -129,10 +129,12 @@ def _built_notebooks(lab: labs.Lab, bundle_url: str | None) -> dict[Path, str]:
             for lang in notebooks.LANGS}
 
 
-def build(root: Path, dest: Path, bundle_url: str | None = None) -> list[str]:
+def build(root: Path, dest: Path, bundle_url: str | None = None, only: list[str] | None = None) -> list[str]:
     """Write the bundle into ``dest`` (an empty folder); returns its files, sorted.
-    ``bundle_url``: where its notebooks download it from (default: the course file's)."""
-    all_labs = labs.all_labs(root)
+    ``bundle_url``: where its notebooks download it from (default: the course file's).
+    ``only``: the labs to ship (names as ``labs.get`` takes them: a course that hands out one
+    lab at a time); every lab when None."""
+    all_labs = [labs.get(name, root) for name in only] if only else labs.all_labs(root)
     for lab in all_labs:
         generated = stubs.generate(lab)  # the stubs from their reference, never a file on disk that may be stale
         generated.update(_built_notebooks(lab, bundle_url))  # so are the notebooks, from their source
@@ -166,14 +168,14 @@ def write_zip(folder: Path, dest: Path) -> Path:
     return core_files.write_zip(dest, {p.relative_to(folder).as_posix(): p.read_bytes() for p in names})
 
 
-def release(root: Path, target: Path, bundle_url: str | None = None) -> list:
+def release(root: Path, target: Path, bundle_url: str | None = None, only: list[str] | None = None) -> list:
     """Build the bundle beside ``target``, scan it and move it into place when
     clean.  Returns the leak findings (empty: released); a refused release
     leaves nothing behind."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))  # same disk: the move is a rename
     try:
-        build(root, tmp, bundle_url)
+        build(root, tmp, bundle_url, only)
         findings = leakscan.scan(leakscan.read_tree(tmp), leakscan.collect_secrets(root))
         if not findings:
             if target.exists():

@@ -151,6 +151,19 @@ def test_check_and_submit_work_in_the_bundle(bundle, tmp_path):
         assert z.namelist() == ["MANIFEST.json", "accumulation.py", "optimizers.py"]
 
 
+def test_one_lab_released_alone(tmp_path, monkeypatch, capsys):
+    """A course that hands out one lab at a time: `autograder release lab1` ships lab 1 only."""
+    monkeypatch.setenv("IRONLAW_ROOT", str(REPO))
+    out = tmp_path / "lab1-only"
+    assert main(["release", "lab1", "--out", str(out)]) == 0
+    assert "1 lab(s) (lab1_iron_law)" in capsys.readouterr().out
+    assert sorted(p.name for p in (out / "assignments").iterdir() if p.is_dir()) == ["lab1_iron_law"]
+    readme = (out / "README.md").read_text()
+    assert "lab1_iron_law" in readme and "lab2_optimizers" not in readme
+    assert main(["release", "lab9", "--out", str(tmp_path / "none")]) == 2
+    assert "no lab 'lab9'" in capsys.readouterr().err and not (tmp_path / "none").exists()
+
+
 # -- on the toy project: a planted leak is refused ---------------------------
 @pytest.fixture
 def toy_project(toy_root) -> Path:
