@@ -52,6 +52,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -87,6 +88,18 @@ def notebook_path(lab_dir: Path, name: str, lang: str) -> Path:
 def default_bundle_url(source: Path) -> str:
     """``[bundle] url`` of the course file of the project holding ``source``."""
     return course.load(source.resolve().parents[2]).bundle_url  # assignments/<lab>/<lab>.nb.py -> the project
+
+
+def student_copy(lab: labs.Lab, where: Path, code_dir: Path | None = None) -> Path:
+    """The lab's folder as a student has it, under ``where/assignments/`` (lab.toml, otter tests, public
+    tests, and beside it the chapter's outline, as the bundle has them), with ``code_dir``'s modules
+    (default: the reference's): where the notebook tests and benchmarks run a notebook."""
+    work = where / "assignments" / lab.name
+    shutil.copytree(lab.assignment_dir, work, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    shutil.copy(lab.root / "assignments" / chapter.FILE, work.parent / chapter.FILE)
+    for f in lab.manifest.student_files:
+        shutil.copy((code_dir or lab.solution_dir) / f, work / f)
+    return work
 
 
 def build(source: Path, lang: str, bundle_url: str | None = None) -> nbformat.NotebookNode:

@@ -85,6 +85,12 @@ class _Collector:
         self.hidden = 0
         self.results: list[TestResult] = []
 
+    def pytest_configure(self, config):
+        # pytest builds its own report of every failure, shown or not; without the terminal reporter
+        # nothing shows it (the table shows the plugin's feedback), so it builds the cheapest: the
+        # exception's text, not a long traceback with source (0.1-0.3 s on a stub's failures)
+        config.option.tbstyle = "value"
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config, items):
         hidden = [i for i in items if self.hidden_dir in Path(i.path).resolve().parents]
@@ -97,6 +103,14 @@ class _Collector:
         self.results = plugin.collected_results(session.config)
 
 
+def _here_args(lab: labs.Lab) -> list[str]:
+    """pytest's options for a student's run in this process.  No terminal reporter: the table is the
+    report (pytest's progress line would precede it); without it, addopts' reporting flags (-ra) are
+    unknown, so the ones that matter are given here."""
+    return [*plugin_args(), *pytest_here.LEAN, "-p", "no:terminal", "-o", "addopts=", "--strict-markers",
+            "--import-mode=importlib", "--rootdir", str(lab.root)]
+
+
 def public_tests_here(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], int]:
     """(the public tests' results, how many hidden tests there are); :class:`TestsDidNotRun`
     when no public test ran."""
@@ -104,12 +118,8 @@ def public_tests_here(lab: labs.Lab, code_dir: Path) -> tuple[list[TestResult], 
     if not paths:  # no folder of tests: pytest would run its testpaths, every lab's
         _ran(lab, [], None)
     collector = _Collector(lab.hidden_tests_dir)
-    # No terminal reporter: the table below is the report (pytest's progress line would precede it).
-    # Without it, addopts' reporting flags (-ra) are unknown: give the ones that matter here.
-    status = pytest_here.run_pytest_here([*paths, "--submission", str(code_dir), *plugin_args(),
-                                          "-p", "no:cacheprovider", "-p", "no:terminal",
-                                          "-o", "addopts=", "--strict-markers", "--import-mode=importlib",
-                                          "--rootdir", str(lab.root)], lab.root, [collector])
+    status = pytest_here.run_pytest_here([*paths, "--submission", str(code_dir), *_here_args(lab)], lab.root,
+                                         [collector])
     return _ran(lab, collector.results, status), collector.hidden
 
 
@@ -119,9 +129,7 @@ def count_hidden_tests(lab: labs.Lab) -> int:
     if not lab.hidden_tests_dir.is_dir():
         return 0
     collector = _Collector(lab.hidden_tests_dir)
-    pytest_here.run_pytest_here([str(lab.hidden_tests_dir), "--collect-only", *plugin_args(), "-p", "no:cacheprovider",
-                                 "-p", "no:terminal", "-o", "addopts=", "--strict-markers", "--import-mode=importlib",
-                                 "--rootdir", str(lab.root)], lab.root, [collector])
+    pytest_here.run_pytest_here([str(lab.hidden_tests_dir), "--collect-only", *_here_args(lab)], lab.root, [collector])
     return collector.hidden
 
 

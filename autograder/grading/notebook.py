@@ -361,6 +361,7 @@ def run_question(lab_name: str, question: str, code_dir: Path, root: Path | None
     import pytest
 
     from autograder.grading.local import plugin_args
+    from autograder.grading.pytest_here import LEAN
 
     root = Path(root).resolve() if root else labs.find_root()
     lab = labs.get(lab_name, root)
@@ -371,7 +372,7 @@ def run_question(lab_name: str, question: str, code_dir: Path, root: Path | None
     # the plugin finds the lab of each test file from IRONLAW_ROOT
     with files.scoped_environ(**{labs.ROOT_ENV: str(root)}), contextlib.redirect_stdout(out):
         code = pytest.main([str(lab.public_tests_dir), "--submission", str(Path(code_dir).resolve()),
-                            *plugin_args(), "-p", "no:cacheprovider", "--import-mode=importlib",
+                            *plugin_args(), *LEAN, "--import-mode=importlib",
                             "--capture=sys", "-qq", "--no-header", "--tb=no", "-rN",
                             "--rootdir", str(root)], plugins=[picker])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):

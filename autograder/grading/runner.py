@@ -21,6 +21,7 @@ from autograder.calls import errors
 from autograder.core import i18n, results
 from autograder.core.files import TEXT_ERRORS, owned_name
 from autograder.grading.pool import MEMORY_ENV, GraderPool, memory_limit
+from autograder.grading.pytest_here import LEAN
 from autograder.core.i18n import _
 from autograder.core.labs import Lab
 
@@ -39,11 +40,8 @@ def pytest_args(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, public
                 seed_salt: str = "", batch_cache: Path | None = None) -> list[str]:
     """``seed_salt``: mixed into the hidden tests' seeds (plugin ``--seed-salt``); "" keeps the plain seeds.
     ``batch_cache``: the batch's folder of answers shared by its graders (``labkit/batch_cache.py``)."""
-    # no:unraisableexception: its gc.collect() at the end of every run costs a warm grader 25 ms or
-    # more a submission, for warnings about the grader's own objects that no grade reads
     args = [*map(str, test_paths(lab, public_only)), "--submission", str(staged), "--results-json", str(out_json),
-            "-p", "no:cacheprovider", "-p", "no:unraisableexception", "-q", "--no-header", "-rN", "--tb=no",
-            "--rootdir", str(lab.root)]
+            *LEAN, "-q", "--no-header", "-rN", "--tb=no", "--rootdir", str(lab.root)]
     # on the command line, not in the environment: one pooled grader serves many submissions
     return (args + (["--sandbox"] if sandbox else []) + (["--seed-salt", seed_salt] if seed_salt else [])
             + (["--batch-cache", str(batch_cache)] if batch_cache else []))

@@ -97,6 +97,9 @@ def _spread_the_suite(config) -> None:
     config.option.numprocesses = workers if not workers.isdigit() else int(workers)
     if config.option.dist == "no":
         config.option.dist = "loadfile"  # a file's tests share its module state (and its fixtures)
+        # files go out in the order collected, not xdist's most-tests-first: a suite orders its long
+        # files first (tests/framework/conftest.py), so no worker is left running one while the others idle
+        config.option.loadscopereorder = False
 
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -265,12 +268,17 @@ def _marker_problems(item) -> list[str]:
 
 def pytest_collection_modifyitems(config, items):
     problems = []
+    files: dict = {}  # a test file's (lab, public?), worked out once: resolving paths was most of this hook
     for item in items:
         bad = _marker_problems(item)
         if bad:
             problems += bad
             continue
-        lab = labs.lab_of_test(Path(item.path))
+        if item.path not in files:
+            lab = labs.lab_of_test(Path(item.path))
+            public = lab is not None and lab.public_tests_dir.resolve() in Path(item.path).resolve().parents
+            files[item.path] = lab, public
+        lab, public = files[item.path]
         if lab is None:
             continue
         m = lab.manifest
@@ -285,7 +293,6 @@ def pytest_collection_modifyitems(config, items):
         if m.question(qid).manual:
             problems.append(f"{item.nodeid}: question {qid!r} is marked by hand (manual = true): no test scores it")
             continue
-        public = lab.public_tests_dir.resolve() in Path(item.path).resolve().parents
         visibility = "visible" if public else (visibility or m.visibility)
         item.stash[ITEM] = ItemInfo(lab, qid, points, visibility, public, fixed=not public and fixed_inputs(item))
         item.add_marker(pytest.mark.timeout(m.limits.test_timeout_s))

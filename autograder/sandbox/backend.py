@@ -3,6 +3,8 @@
 A worker lives for one submission's tests and is replaced after a crash or
 a time-out; the test that caused it fails with a message that says which.
 Wall time, CPU time and peak memory are read from /proc, outside the worker.
+Time limits run on the worker's clock (``clock``): a busy machine does not
+use them up.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from autograder.core.i18n import N_, _
 from autograder.core.files import find_root, scoped_environ
 from autograder.core.manifest import Manifest
 from autograder.core.limits import MAX_FILE_BYTES
-from autograder.sandbox import cgroups, channel
+from autograder.sandbox import cgroups, channel, clock
 from autograder.sandbox.secret_paths import secret_list
 from autograder.sandbox.worker import SHM_MB
 
@@ -188,18 +190,15 @@ def _proc_fields(pid: int) -> dict[str, int]:
             if line.startswith(("VmHWM", "VmRSS")):
                 key, val = line.split(":")
                 out[key] = int(val.split()[0]) * 1024
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # utime + stime of all threads, plus cutime + cstime of the children it waited for:
-    # work handed to a joined process still counts as CPU time of the call
-    out["cpu_ticks"] = sum(int(fields[i]) for i in (11, 12, 13, 14))
+    out["cpu_ticks"] = clock.cpu_ticks(pid)  # a joined child's work counts as the call's CPU time
     return out
 
 
 class SandboxBackend:
     """Calls the submission's functions in a sandboxed worker.
 
-    Deadlines: each call's reply must arrive, whole, within ``timeout_s``;
+    Deadlines: each call's reply must arrive, whole, within ``timeout_s`` on the
+    worker's clock (``clock``: wall time less its waits for a core);
     all of a submission's spawns and calls share ``submission_timeout_s``,
     after which every further call fails at once.  A measured call runs in a
     fresh worker that may start no thread or process (its pids cgroup is
@@ -255,13 +254,12 @@ class SandboxBackend:
         self.group: cgroups.WorkerGroup | None = None
 
     # -- deadlines ----------------------------------------------------------
-    def _deadline(self, seconds: float) -> tuple[float, bool]:
-        """(deadline, whether it is the submission's budget rather than ``seconds``)."""
-        now = time.monotonic()
+    def _deadline(self, seconds: float) -> clock.WorkerClock:
+        """``seconds`` on the current worker's clock from now, within the submission's budget
+        (wall clock, from the first worker's go: a zygote's start is the engine's time)."""
         if self.budget_end is None:
-            self.budget_end = now + self.manifest.limits.submission_timeout_s
-        own = now + seconds
-        return (own, False) if own <= self.budget_end else (self.budget_end, True)
+            self.budget_end = time.monotonic() + self.manifest.limits.submission_timeout_s
+        return clock.WorkerClock(self.worker_pid, seconds, self.budget_end)
 
     def _budget_error(self) -> errors.StudentCodeError:
         return errors.StudentCodeError(errors.TIMEOUT, _(
@@ -272,8 +270,7 @@ class SandboxBackend:
     def _spawn(self) -> None:
         t0 = time.perf_counter()
         timeout = self.manifest.limits.timeout_s
-        deadline, is_budget = self._deadline(timeout + 5)  # hello comes after importing the files
-        if deadline <= time.monotonic():
+        if self.budget_end is not None and time.monotonic() >= self.budget_end:
             raise self._budget_error()
         self.in_flight = True  # until the hello: _exchange ends a worker whose start was interrupted
         try:
@@ -293,13 +290,16 @@ class SandboxBackend:
         report = {**report, "report": {**report["report"], **self._group_report(report["report"])}}
         self.calls = 0
         try:
+            # hello comes after importing the files: the call limit, from the go (the worker's start,
+            # and the zygote's, are the engine's time), as the message says
+            deadline = self._deadline(timeout)
             channel.send_json(conn, {"go": True})
             hello = json.loads(self._recv(deadline, channel.CONTROL_LIMIT))  # student code may have written it
             if not isinstance(hello, dict) or "hello" not in hello:
                 raise ValueError("no hello")
         except socket.timeout:
             self._kill()
-            if is_budget:
+            if deadline.past_wall_end():
                 raise self._budget_error() from None
             self.broken = errors.StudentCodeError(
                 errors.TIMEOUT, _("importing your files timed out after {seconds:g} s").format(seconds=timeout))
@@ -387,15 +387,15 @@ class SandboxBackend:
         """Has the memory group's limit killed a process of the worker's tree?"""
         return bool(self.group and self.group.oom_kills())
 
-    def _recv(self, deadline: float, limit: int) -> bytes:
+    def _recv(self, deadline: clock.WorkerClock, limit: int) -> bytes:
         """The worker's next message, whole, by ``deadline`` (else socket.timeout).  With a
         memory group, a process of the tree killed over its limit ends the wait at once
         (ChannelClosed): the worker itself, or a child it would wait for forever."""
         if self.group and self.group.memory:
-            while not select.select([self.conn], [], [], max(0.0, min(OOM_POLL_S, deadline - time.monotonic())))[0]:
+            while not select.select([self.conn], [], [], max(0.0, min(OOM_POLL_S, deadline())))[0]:
                 if self._out_of_memory():
                     raise channel.ChannelClosed("a process was killed over the memory limit")
-                if time.monotonic() >= deadline:
+                if deadline() <= 0:
                     raise socket.timeout("deadline passed")
         try:
             return channel.recv(self.conn, limit, deadline=deadline)
@@ -468,7 +468,7 @@ class SandboxBackend:
         if self.conn is None:
             self._spawn()
         timeout = self.manifest.limits.timeout_s
-        deadline, is_budget = self._deadline(timeout * count)  # calls made together share their limits
+        deadline = self._deadline(timeout * count)  # calls made together share their limits
         cpu0 = None
         if measure:
             self.group.freeze()  # no new thread or process while measured
@@ -483,7 +483,7 @@ class SandboxBackend:
                 raise channel.ChannelClosed("a process was killed over the memory limit")
         except socket.timeout:
             self._kill()
-            if is_budget:
+            if deadline.past_wall_end():
                 raise self._budget_error() from None
             self.timed_out.add(name)
             if count > 1:
@@ -524,8 +524,7 @@ class SandboxBackend:
             after = None
         if after is None or cpu0 is None or not self.baseline_rss:
             return seam.Measurement(wall, float("nan"), -1, "unavailable")
-        hz = os.sysconf("SC_CLK_TCK")
-        return seam.Measurement(wall, (after["cpu_ticks"] - cpu0) / hz,
+        return seam.Measurement(wall, (after["cpu_ticks"] - cpu0) / clock.HZ,
                                 max(0, after["VmHWM"] - self.baseline_rss), "rss")
 
 

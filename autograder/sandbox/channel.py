@@ -2,8 +2,10 @@
 
 Control messages are JSON; calls and results are ``autograder.calls.wire``
 payloads.  A reader never trusts the length it is sent beyond ``limit``,
-and with a ``deadline`` (a ``time.monotonic()`` value) the whole message,
-however slowly it trickles in, must arrive by then, or ``socket.timeout``.
+and with a ``deadline`` (a ``time.monotonic()`` value, or a callable that
+says how long the reader may still wait: ``clock.WorkerClock``) the whole
+message, however slowly it trickles in, must arrive by then, or
+``socket.timeout``.
 
 Two limits.  ``CONTROL_LIMIT`` bounds the small messages (a pid, the
 isolation report, hello, go, a status).  ``REQUEST_LIMIT`` bounds what the
@@ -46,22 +48,33 @@ def send(sock: socket.socket, data: bytes) -> None:
     sock.sendall(_LEN.pack(len(data)) + data)
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
+def seconds_left(deadline) -> float:
+    """How long a reader may still wait: ``deadline`` is a ``time.monotonic()`` value, or a
+    callable that says it (a worker's clock, which runs slower than the wall's on a busy machine)."""
+    return deadline() if callable(deadline) else deadline - time.monotonic()
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline) -> bytes:
     buf = bytearray()
     while len(buf) < n:
         if deadline is not None:
-            left = deadline - time.monotonic()
+            left = seconds_left(deadline)
             if left <= 0:
                 raise socket.timeout("deadline passed")
             sock.settimeout(left)
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        try:
+            chunk = sock.recv(min(n - len(buf), 1 << 20))
+        except socket.timeout:
+            if deadline is None:
+                raise  # the socket's own timeout (Zygote.request's)
+            continue  # the deadline says whether the wait is over, not the socket's timer
         if not chunk:
             raise ChannelClosed("the other side closed the connection")
         buf += chunk
     return bytes(buf)
 
 
-def recv(sock: socket.socket, limit: int, deadline: float | None = None) -> bytes:
+def recv(sock: socket.socket, limit: int, deadline=None) -> bytes:
     (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size, deadline))
     if n > limit:
         raise ValueError(f"message of {n} bytes is over the {limit}-byte limit")
@@ -72,5 +85,5 @@ def send_json(sock: socket.socket, obj) -> None:
     send(sock, json.dumps(obj).encode())
 
 
-def recv_json(sock: socket.socket, limit: int = CONTROL_LIMIT, deadline: float | None = None):
+def recv_json(sock: socket.socket, limit: int = CONTROL_LIMIT, deadline=None):
     return json.loads(recv(sock, limit, deadline))

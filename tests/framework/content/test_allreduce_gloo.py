@@ -35,13 +35,33 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def gloo_allreduce(buffers: list[np.ndarray], tmp: Path) -> list[np.ndarray]:
-    np.savez(tmp / "inputs.npz", **{f"rank{r}": b for r, b in enumerate(buffers)})
+def gloo_allreduce(cases: dict[str, list[np.ndarray]], tmp: Path) -> dict[str, list[np.ndarray]]:
+    """Each case's buffers (one a rank) summed by gloo, all cases in one process group."""
+    np.savez(tmp / "inputs.npz", **{f"{c}-rank{r}": b for c, buffers in cases.items() for r, b in enumerate(buffers)})
     port = str(_free_port())
     procs = [subprocess.Popen([sys.executable, str(RANK_SCRIPT), str(r), str(N_RANKS), port,
                                str(tmp / "inputs.npz"), str(tmp)]) for r in range(N_RANKS)]
-    assert all(p.wait(timeout=120) == 0 for p in procs), "a gloo rank failed"
-    return [np.load(tmp / f"rank{r}.npy") for r in range(N_RANKS)]
+    assert all(p.wait(timeout=600) == 0 for p in procs), "a gloo rank failed"  # a hang guard
+    return {c: [np.load(tmp / f"{c}-rank{r}.npy") for r in range(N_RANKS)] for c in cases}
+
+
+CASES = [(1000, np.float64), (1003, np.float64), (7, np.float32)]
+
+
+def case_name(M: int, dtype) -> str:
+    return f"{M}-{np.dtype(dtype).name}"
+
+
+def case_buffers(M: int, dtype) -> list[np.ndarray]:
+    rng = np.random.default_rng(M)
+    return [rng.normal(size=M).astype(dtype) for _ in range(N_RANKS)]
+
+
+@pytest.fixture(scope="module")
+def gloo_sums(tmp_path_factory):
+    """Every case summed by gloo, once: four ranks that each import torch once, not once a case."""
+    return gloo_allreduce({case_name(M, dtype): case_buffers(M, dtype) for M, dtype in CASES},
+                          tmp_path_factory.mktemp("gloo"))
 
 
 def reference():
@@ -49,11 +69,10 @@ def reference():
                                          LAB.manifest.support_files))
 
 
-@pytest.mark.parametrize("M, dtype", [(1000, np.float64), (1003, np.float64), (7, np.float32)])
-def test_reference_ring_matches_gloo(tmp_path, M, dtype):
-    rng = np.random.default_rng(M)
-    buffers = [rng.normal(size=M).astype(dtype) for _ in range(N_RANKS)]
-    gloo = gloo_allreduce(buffers, tmp_path)
+@pytest.mark.parametrize("M, dtype", CASES)
+def test_reference_ring_matches_gloo(gloo_sums, M, dtype):
+    buffers = case_buffers(M, dtype)
+    gloo = gloo_sums[case_name(M, dtype)]
     ref = reference()
     ours = SIM.run_ring(buffers=buffers, send=ref.ring_send, receive=ref.ring_receive)
     tol = 1e-12 if dtype == np.float64 else 1e-5

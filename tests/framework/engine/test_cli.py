@@ -148,8 +148,8 @@ def test_killed_batch_loses_nothing(toy_root, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "labx", str(subs), "--out", str(out),
                              "--jobs", "1"], start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline and len(list((out / "raw").glob("*.json")) if (out / "raw").exists() else []) < 2:
+    deadline = time.monotonic() + 600  # a hang guard: two toy submissions take seconds, minutes at worst
+    while time.monotonic() < deadline and len(list((out / "raw").glob("*.json")) if (out / "raw").exists() else []) < 2:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()

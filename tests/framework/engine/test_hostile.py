@@ -200,11 +200,13 @@ def test_hostile_batch(toy_root, tmp_path):
     assert "exited with code 0" in fb["os_exit"]
     assert "unreadable reply" in fb["reply_bomb"]
     trickle = json.loads((out / "raw" / "trickle_reply.json").read_text())["tests"]
-    assert max(t["duration_s"] for t in trickle) < 10, "the whole reply must come within the call's limit"
+    # a byte a second for 100 s, were the limit stretched; 3 s and a worker's start when it is not (a wide
+    # margin for that start on a loaded machine: the call's own limit runs on the worker's clock)
+    assert max(t["duration_s"] for t in trickle) < 40, "the whole reply must come within the call's limit"
     _check_worker_claims(out, fb)
     if cgroups.memory_available():  # the tree's memory is one group's
         assert iso["memory_group"] and iso["tree_memory_mb"] == 3072
-        # Which ends the tree first, its OOM kill or the import's deadline (3 s + 5 s here), is a
+        # Which ends the tree first, its OOM kill or the import's deadline (3 s here), is a
         # race with how fast the machine hands out pages: about 0.6 GB/s on first touch in CI's
         # VM, slower beside the suite's other workers (CI failed on this once). Either is the
         # student's, scored 0 above; test_worker_memory gives the tree 30 s and checks the kill's name.

@@ -129,16 +129,15 @@ def test_a_small_call_measures_small(backend):
 def test_the_submission_budget_ends_every_later_call(toy_lab, tmp_path):
     (tmp_path / "toy.py").write_text(CODE)
     m = toy_lab.manifest
-    m = dataclasses.replace(m, limits=dataclasses.replace(m.limits, timeout_s=3, submission_timeout_s=2.5))
+    # the budget is on the wall clock: the first call has all of its 4 s, however busy the machine
+    m = dataclasses.replace(m, limits=dataclasses.replace(m.limits, timeout_s=10, submission_timeout_s=4))
     b = SandboxBackend(tmp_path, m, toy_lab.assignment_dir)
     try:
-        t0 = time.monotonic()
-        b.call("nap", (), {"n": 1.0})  # within both limits
-        with pytest.raises(errors.StudentCodeError, match="total time limit of 2.5 s"):
-            b.call("nap", (), {"n": 2.0})  # within its own 3 s, past the budget
+        assert b.call("tiny", (), {"n": 1})[0] == 1.0  # within both limits
+        with pytest.raises(errors.StudentCodeError, match="total time limit of 4 s"):
+            b.call("nap", (), {"n": 8.0})  # within its own 10 s, past the budget: cut at the budget
         with pytest.raises(errors.StudentCodeError, match="total time limit"):
             b.call("tiny", (), {"n": 1})  # nothing runs any more
-        assert time.monotonic() - t0 < 5
     finally:
         b.close()
 
@@ -224,7 +223,8 @@ def test_a_failed_spawn_is_tried_once_and_reported_on_every_call(toy_lab, tmp_pa
         t0 = time.monotonic()
         with pytest.raises(errors.StudentCodeError) as info:
             b.call(name, (), kwargs)
-        assert time.monotonic() - t0 < 1
+        # at once, never after a wait for a worker (a margin no load reaches: it takes milliseconds)
+        assert time.monotonic() - t0 < sandbox_backend.SPAWN_TIMEOUT_S / 2
         seen.append((info.value.kind, str(info.value)))
     assert z.requests == 1
     assert seen == [(errors.GRADER, f"the grader could not start a sandbox for your code ({cause}): the grader's "

@@ -1,0 +1,97 @@
+"""The clock a sandboxed worker's time limits run on: the worker's own, not the machine's.
+
+A time limit (``Limits.timeout_s`` for a call, the same plus an allowance for
+importing the files) is there to end code that would never finish: a loop, a
+sleep, a wait for something that never comes.  It must never grade speed, and
+the same code must get the same grade on a quiet machine and on one busy with
+other graders, kernels or test runs.  On the wall clock a busy machine is a
+slow machine: a call that needs 1 s alone takes 3 s beside two busy
+processes on one core, and an import that needs 0.5 s can take 10 s on an
+oversubscribed CI runner.  So a call's time is counted as its wall time less
+the time the worker's main thread (the one that serves calls) spent ready to
+run but waiting for a core another process held: ``run_delay`` in
+``/proc/<pid>/schedstat``, which the kernel keeps for every thread.  What is
+left is the time the call would have taken alone on the machine: a loop uses
+it up as fast as it gets a core, a sleep or a blocked wait as fast as the
+wall clock, and other processes' load slows neither.
+
+Or the worker's CPU time, when that is more (all its threads, and the
+children it waited for): threads of its own that keep its main thread from a
+core count as the worker's time, so a submission cannot slow its own clock.
+Where the kernel keeps no schedstat (``CONFIG_SCHED_INFO`` off) the clock is
+the wall clock.
+
+The submission's budget (``Limits.submission_timeout_s``) stays on the wall
+clock: it is the bound a batch plans on, sized at 10 times and more the
+reference's whole grading, and what ends the spent time of code that slows
+its own clock in ways the CPU time does not see (children it never waits for).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of all of ``pid``'s threads, plus cutime + cstime of the children it
+    waited for: work handed to a joined process still counts (OSError when it is gone)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(fields[i]) for i in (11, 12, 13, 14))
+
+
+def run_delay_ns(pid: int) -> int | None:
+    """Nanoseconds ``pid``'s main thread has spent runnable but waiting for a core (None: unknown)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+POLL_S = 0.5  # the longest a reader waits before it reads the clock again (its CPU term can outrun the wall)
+
+
+class WorkerClock:
+    """``seconds`` on worker ``pid``'s clock from now, and never past ``wall_end`` (a
+    ``time.monotonic()`` value: the submission's budget).  Called, it says how long a reader
+    may wait before it asks again (``channel.recv`` takes it as its deadline); zero or less:
+    the limit is reached."""
+
+    def __init__(self, pid: int, seconds: float, wall_end: float | None = None):
+        self.pid, self.seconds, self.wall_end = pid, seconds, wall_end
+        self.t0 = time.monotonic()
+        self.delay0 = run_delay_ns(pid)
+        self.cpu0 = self._cpu()
+
+    def _cpu(self) -> int | None:
+        try:
+            return cpu_ticks(self.pid)
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def used(self) -> float:
+        """The worker's seconds since the clock started."""
+        wall = time.monotonic() - self.t0
+        delay = run_delay_ns(self.pid)
+        if delay is None or self.delay0 is None:  # no schedstat here, or the worker has ended
+            return wall
+        # the thread's current wait is added to run_delay only when it gets its core: the
+        # clock may run ahead of the worker by that wait, never behind it
+        own = wall - (delay - self.delay0) / 1e9
+        cpu = self._cpu()
+        if cpu is not None and self.cpu0 is not None:
+            own = max(own, (cpu - self.cpu0) / HZ)
+        return own
+
+    def past_wall_end(self) -> bool:
+        return self.wall_end is not None and time.monotonic() >= self.wall_end
+
+    def __call__(self) -> float:
+        left = self.seconds - self.used()
+        if self.wall_end is not None:
+            left = min(left, self.wall_end - time.monotonic())
+        return min(left, POLL_S)

@@ -1,0 +1,171 @@
+"""The same code gets the same grade at any load: a sandboxed call's time limit runs on the
+worker's clock (``autograder.sandbox.clock``), which a busy machine does not use up.
+
+Each test makes its own load: busy loops pinned to one core, with the worker (or the
+process the clock reads) pinned there too, so it gets a quarter of that core whatever the
+rest of the machine does.  A call that needs less than its limit passes though its wall
+time is several times the limit; code that never ends (a loop, a sleep, at import or in a
+call) is still cut off.  No assertion reads the wall clock: where the load did not slow the
+call past its limit (it cannot, pinned so), the test says so and skips.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from autograder.calls import errors
+from autograder.sandbox import backend as sandbox_backend, clock
+from autograder.sandbox.backend import SandboxBackend
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root (as on CI and Gradescope)")
+needs_schedstat = pytest.mark.skipif(clock.run_delay_ns(os.getpid()) is None,
+                                     reason="this kernel keeps no schedstat: the worker's clock is the wall clock")
+BUSY = 3  # busy loops beside the worker on its core: it gets a quarter of it
+
+CODE = '''
+import time
+
+
+def spin(cpu_s):
+    """Needs ``cpu_s`` seconds of CPU, however long the machine takes to give them."""
+    end = time.process_time() + cpu_s
+    while time.process_time() < end:
+        pass
+    return cpu_s
+
+
+def forever():
+    while True:
+        pass
+
+
+def nap(s):
+    time.sleep(s)
+    return s
+'''
+CORE = min(os.sched_getaffinity(0))
+
+
+def on_core(*cmd: str, **kw) -> subprocess.Popen:
+    """A process that runs only on ``CORE``."""
+    return subprocess.Popen(cmd, preexec_fn=lambda: os.sched_setaffinity(0, {CORE}), **kw)
+
+
+@contextlib.contextmanager
+def one_busy_core(n: int = BUSY):
+    """``n`` busy loops on ``CORE``, each in its own session: where the kernel shares a core between
+    sessions first (autogroup), as between a worker (which starts its own) and the rest, each loop
+    is a session as busy as the worker's."""
+    loops = [on_core(sys.executable, "-c", "while True: pass", start_new_session=True) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+
+
+@needs_schedstat
+def test_the_clock_stops_while_the_worker_waits_for_a_core():
+    with one_busy_core():
+        worker = on_core(sys.executable, "-c", "while True: pass", start_new_session=True)
+        try:
+            c = clock.WorkerClock(worker.pid, 100.0)
+            d0 = clock.run_delay_ns(worker.pid)
+            time.sleep(2.0)
+            waited = (clock.run_delay_ns(worker.pid) - d0) / 1e9
+            used = c.used()
+        finally:
+            worker.kill()
+            worker.wait()
+    # a quarter of the core: it waited about three times as long as it ran, and its clock shows the running
+    assert waited > used, (waited, used)
+
+
+@needs_schedstat
+def test_the_clock_runs_while_the_worker_sleeps():
+    with one_busy_core():
+        sleeper = on_core(sys.executable, "-c", "import sys, time; sys.stdout.write('up\\n'); sys.stdout.flush(); "
+                          "time.sleep(100)", stdout=subprocess.PIPE)
+        try:
+            assert sleeper.stdout.readline() == b"up\n"
+            c = clock.WorkerClock(sleeper.pid, 1.0)
+            while c() > 0:  # a sleep uses the limit up as the wall clock goes, however busy the core
+                time.sleep(0.05)
+            # it ran out because it slept: the sleeper hardly ran or waited for the core
+            assert (clock.run_delay_ns(sleeper.pid) - c.delay0) / 1e9 < 0.5
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+
+
+@pytest.fixture(scope="module")
+def pinned_zygote():
+    """This module's zygote, started on ``CORE``: its workers run there, beside the busy loops."""
+    before = os.sched_getaffinity(0)
+    sandbox_backend.stop_zygote()
+    os.sched_setaffinity(0, {CORE})  # what this process starts inherits it
+    try:
+        sandbox_backend.zygote()
+    finally:
+        os.sched_setaffinity(0, before)
+    yield
+    sandbox_backend.stop_zygote()
+
+
+@pytest.fixture
+def pinned_backend(pinned_zygote, toy_lab, tmp_path):
+    """``make(timeout_s)``: a sandbox whose workers share ``CORE`` with ``BUSY`` busy loops."""
+    (tmp_path / "toy.py").write_text(CODE)
+    made = []
+
+    def make(timeout_s: float) -> SandboxBackend:
+        m = toy_lab.manifest
+        m = dataclasses.replace(m, limits=dataclasses.replace(m.limits, timeout_s=timeout_s, submission_timeout_s=600))
+        made.append(SandboxBackend(tmp_path, m, toy_lab.assignment_dir))
+        return made[-1]
+
+    try:
+        with one_busy_core():
+            yield make
+    finally:
+        for b in made:
+            b.close()
+
+
+@needs_root
+@needs_schedstat
+def test_a_call_within_its_limit_passes_on_a_busy_core(pinned_backend):
+    b = pinned_backend(timeout_s=2)
+    value, m = b.call("spin", (), {"cpu_s": 0.8}, measure=True)  # 0.8 s of CPU at a quarter of a core
+    assert value == 0.8 and m.cpu_s >= 0.8
+    if m.wall_s <= 2:
+        pytest.skip(f"the core was not busy enough to slow the call past its limit ({m.wall_s:.1f} s)")
+    # on the wall clock it took several times its limit: a wall-clock limit would have scored it 0
+    assert b.call("nap", (), {"s": 0.5})[0] == 0.5  # and the worker serves the next call
+
+
+@needs_root
+def test_code_that_never_ends_is_cut_off_on_a_busy_core(pinned_backend):
+    b = pinned_backend(timeout_s=1)
+    with pytest.raises(errors.StudentCodeError, match=r"^forever\(\) timed out after 1 s$") as info:
+        b.call("forever", (), {})
+    assert info.value.kind == errors.TIMEOUT
+    with pytest.raises(errors.StudentCodeError, match=r"^nap\(\) timed out after 1 s$"):
+        b.call("nap", (), {"s": 100})  # a sleep is cut by the wall clock's pace
+
+
+@needs_root
+def test_an_import_that_never_ends_is_cut_off_on_a_busy_core(pinned_backend, tmp_path):
+    (tmp_path / "toy.py").write_text(CODE + "\nwhile True:\n    pass\n")  # before the backend reads it
+    b = pinned_backend(timeout_s=1)
+    with pytest.raises(errors.StudentCodeError, match=r"^importing your files timed out after 1 s$") as info:
+        b.call("spin", (), {"cpu_s": 0.1})
+    assert info.value.kind == errors.TIMEOUT
