@@ -178,7 +178,7 @@ guess = None  # tr: your prediction, in %, from 0 to 100, in place of None
 predict("matmul_share", guess)
 
 # %% [markdown] tags=["en"]
-# ## 2. Count to the end (§3.1 Neural network computation)
+# ## 2. Count to the end (§3.1.3 Matrix-vector and batched operations, §3.1.4 Activation functions)
 #
 # Matmuls are not the only work. Softmax, LayerNorm, GELU, the residual adds and the biases all cost FLOPs too.
 # `elementwise_flops` counts them with the per-element costs fixed in `flops.py` (`SOFTMAX_FLOPS_PER_SCORE` and
@@ -191,7 +191,7 @@ predict("matmul_share", guess)
 # The plot shows how the matmul share changes with the sequence length.
 
 # %% [markdown] tags=["vi"]
-# ## 2. Đếm đến cùng (§3.1 Tính toán trong mạng nơ-ron (Neural network computation))
+# ## 2. Đếm đến cùng (§3.1.3 Phép toán ma trận–vectơ và theo batch (Matrix-vector and batched operations), §3.1.4 Hàm kích hoạt (Activation functions))
 #
 # Phép nhân ma trận không phải là toàn bộ công việc. Softmax, LayerNorm, GELU, các phép cộng phần dư (residual) và các
 # bias cũng tốn FLOP. `elementwise_flops` đếm chúng theo chi phí trên mỗi phần tử đã được cố định trong `flops.py`
@@ -266,7 +266,7 @@ predict("step_multiple", guess)
 # $48 \times 3 \times 2228$ GFLOP $= 320.8$ TFLOP, the chapter's figure.
 #
 # The chapter also charges 6 FLOPs per parameter per token, $6 \cdot P \cdot \text{tokens}$ (`costs.training_flops`;
-# §4.4.2 Batch size and parameter updates, "The utility bill", and §5 Identifying Bottlenecks). For the same step it
+# §4.4.2 Batch size and parameter updates, "The utility bill", the one place it prints the factor). For the same step it
 # gives 294.9 TFLOP. The chapter never compares the two counts: that comparison is this lab's. Where does the gap
 # come from? `step_flops` also returns the part due to the attention products, which multiply two activations, have
 # no parameters, and so are invisible to a rule based on $P$.
@@ -280,8 +280,8 @@ predict("step_multiple", guess)
 # Với GPT-2 XL (48 lớp), một bước là $48 \times 3 \times 2228$ GFLOP $= 320{,}8$ TFLOP, đúng con số của chương.
 #
 # Chương cũng tính 6 FLOP cho mỗi tham số trên mỗi token, $6 \cdot P \cdot \text{tokens}$ (`costs.training_flops`;
-# §4.4.2 Kích thước batch và cập nhật tham số (Batch size and parameter updates), khung "The utility bill", và
-# §5 Xác định điểm nghẽn (Identifying Bottlenecks)). Với cùng bước đó, quy tắc này cho 294,9 TFLOP. Chương không hề so
+# §4.4.2 Kích thước batch và cập nhật tham số (Batch size and parameter updates), khung "The utility bill", nơi duy
+# nhất chương in hệ số này). Với cùng bước đó, quy tắc này cho 294,9 TFLOP. Chương không hề so
 # sánh hai cách đếm: phép so sánh này là của bài lab. Chênh lệch từ đâu mà có? `step_flops` cũng trả về phần do các
 # tích attention gây ra: các tích này nhân hai giá trị kích hoạt với nhau, không có tham số, nên một quy tắc dựa trên
 # $P$ không thấy được chúng.
@@ -641,6 +641,12 @@ grader.check("throughput")
 # cost and its other times do not; no time of the right one includes it. A "broken" function that warms up after all,
 # or that is broken in another way, loses its points, as does a right one that forgets the warm-up.
 #
+# Warming up a timing is beyond the chapter: its only warm-up is the learning rate's
+# (§3.2.3 Optimization algorithm system implications), and §5 Identifying Bottlenecks says to measure before
+# optimizing, not how to time. The practice is PyTorch's own: its timer, `torch.utils.benchmark.Timer`, runs warm-up
+# calls before it times, because parts of PyTorch are set up lazily on first use, and it reports the median of
+# repeated runs (PyTorch documentation, "Benchmark Utils - torch.utils.benchmark").
+#
 # The cell below runs both on the simulated device, and once on this CPU (a shape not used before, so its first
 # product is a true first call). Look at the first time, at the mean and at the median: which one does a forgotten
 # warm-up move, and by how much?
@@ -655,6 +661,14 @@ grader.check("throughput")
 # kiểm tra mỗi hàm qua triệu chứng của nó trên các thiết bị mô phỏng: lần đo đầu tiên của hàm sai gồm cả chi phí của lần
 # gọi đầu tiên, các lần đo khác thì không; không lần đo nào của hàm đúng gồm chi phí đó. Một hàm "sai" mà rốt cuộc vẫn
 # khởi động, hoặc sai theo kiểu khác, mất điểm, và một hàm đúng mà quên khởi động cũng vậy.
+#
+# Khởi động trước khi bấm giờ nằm ngoài chương: khởi động duy nhất của chương là khởi động tốc độ học
+# (§3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications)), còn
+# §5 Xác định điểm nghẽn (Identifying Bottlenecks) bảo hãy đo trước khi tối ưu, chứ không nói cách bấm giờ. Cách làm
+# này là của chính PyTorch: bộ bấm giờ
+# `torch.utils.benchmark.Timer` chạy vài lần khởi động trước khi bấm giờ, vì một số phần của PyTorch chỉ được khởi tạo
+# khi dùng lần đầu, và báo trung vị của các lần chạy lặp lại (tài liệu PyTorch, "Benchmark Utils -
+# torch.utils.benchmark").
 #
 # Ô bên dưới chạy cả hai hàm trên thiết bị mô phỏng, và một lần trên CPU này (một kích thước chưa dùng trước đó, nên tích
 # đầu tiên của nó đúng là lần gọi đầu tiên). Hãy nhìn lần đo đầu tiên, giá trị trung bình và trung vị: lỗi quên khởi

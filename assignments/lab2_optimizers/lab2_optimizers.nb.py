@@ -21,12 +21,12 @@
 #
 # 1. the **update rules** of SGD, momentum (động lượng), RMSprop and Adam, in NumPy, with the optimizer state (trạng thái) passed in and out explicitly;
 # 2. their **trajectories** (quỹ đạo) on a 2-D loss surface (mặt mất mát);
-# 3. the **memory of optimizer state**: the 1×/2×/2×/3× rule, checked on real `torch.optim` optimizers;
+# 3. the **memory of optimizer state**: how many times the parameter memory each optimizer takes, by the chapter's rule and on real `torch.optim` optimizers;
 # 4. **AdamW**: decoupled weight decay, against `torch.optim.AdamW`, and why it is not Adam with L2;
-# 5. **gradient noise** (nhiễu gradient): why the mini-batch gradient's noise falls as 1/√B;
+# 5. **gradient noise** (nhiễu gradient): how the mini-batch gradient's noise falls as the batch grows;
 # 6. **GPT-2 XL's learning-rate schedule** (lịch tốc độ học) and gradient clipping;
 # 7. **the linear scaling rule** and warmup: the learning rate for a larger batch, and where the rule stops;
-# 8. **gradient accumulation** (tích luỹ gradient): why each micro-batch's loss is divided by k, and the two bugs the chapter warns about, which you then write on purpose.
+# 8. **gradient accumulation** (tích luỹ gradient): why each micro-batch's loss is divided by k; the chapter's two bugs, a missing 1/k and stale gradients from a `zero_grad()` missing between steps; and `zero_grad()` misplaced the other way, inside the micro-batch loop. You then write the missing 1/k and the `zero_grad()` inside the loop on purpose.
 #
 # Before four of the measurements you write down a prediction (kept in `predictions.json`, never graded for being right), and after each one a line of reflection.
 #
@@ -37,18 +37,18 @@
 # %% [markdown] tags=["vi"]
 # # Lab 2: bộ tối ưu và batch (sổ tay thực hành)
 #
-# *Machine Learning Systems*, Tập I, Chương 8 "Model Training" (huấn luyện mô hình): §3.2 Optimization algorithms, §4.4.2 Batch size and parameter updates, §6.5 Gradient accumulation and checkpointing và §8 Fallacies and Pitfalls.
+# *Machine Learning Systems*, Tập I, Chương 8 "Model Training" (huấn luyện mô hình): §3.2 Thuật toán tối ưu (Optimization algorithms), §4.4.2 Kích thước batch và cập nhật tham số (Batch size and parameter updates), §6.5 Tích luỹ gradient và lưu điểm (Gradient accumulation and checkpointing) và §8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls).
 #
 # Trong bài lab này, bạn viết các thành phần của một bước huấn luyện nằm *sau* lượt ngược:
 #
 # 1. **các quy tắc cập nhật** của SGD, động lượng (momentum), RMSprop và Adam, bằng NumPy, với trạng thái của bộ tối ưu được truyền vào và trả ra một cách tường minh;
 # 2. **quỹ đạo** của chúng trên một mặt mất mát 2 chiều;
-# 3. **bộ nhớ dành cho trạng thái bộ tối ưu**: quy tắc 1×/2×/2×/3×, được kiểm chứng trên các bộ tối ưu `torch.optim` thật;
+# 3. **bộ nhớ dành cho trạng thái bộ tối ưu**: mỗi bộ tối ưu chiếm bao nhiêu lần bộ nhớ của tham số, theo quy tắc của chương sách và trên các bộ tối ưu `torch.optim` thật;
 # 4. **AdamW**: suy giảm trọng số tách rời (decoupled weight decay), so với `torch.optim.AdamW`, và vì sao nó không phải Adam với L2;
-# 5. **nhiễu gradient**: vì sao nhiễu của gradient mini-batch giảm theo 1/√B;
+# 5. **nhiễu gradient**: nhiễu của gradient mini-batch giảm thế nào khi batch lớn lên;
 # 6. **lịch tốc độ học của GPT-2 XL** và cắt gradient (gradient clipping);
 # 7. **quy tắc tỉ lệ tuyến tính** (linear scaling rule) và khởi động (warmup): tốc độ học cho batch lớn hơn, và nơi quy tắc dừng đúng;
-# 8. **tích luỹ gradient**: vì sao mất mát của mỗi micro-batch được chia cho k, cùng hai lỗi mà chương sách cảnh báo, mà sau đó bạn cố ý tự viết.
+# 8. **tích luỹ gradient**: vì sao mất mát của mỗi micro-batch được chia cho k; hai lỗi mà chương sách cảnh báo, thiếu 1/k và gradient cũ do thiếu `zero_grad()` giữa hai bước; và `zero_grad()` đặt sai theo chiều ngược lại, bên trong vòng lặp micro-batch. Sau đó bạn cố ý tự viết lỗi thiếu 1/k và lỗi `zero_grad()` trong vòng lặp.
 #
 # Trước bốn phép đo, bạn ghi lại một dự đoán (giữ trong `predictions.json`, không bao giờ được chấm theo đúng hay sai), và sau mỗi phép đo là một dòng suy ngẫm.
 #
@@ -112,7 +112,7 @@ STYLE = {"sgd": dict(color="tab:blue", ls="-", marker="o"), "momentum": dict(col
 # Implement `sgd_step`, `rmsprop_step` and `adam_step`. The cell below replays the same 50 gradients through your Adam and through `torch.optim.Adam`; the grader does the same for every rule, over many steps, to about 1e-6.
 
 # %% [markdown] tags=["vi"]
-# ## 1. Các quy tắc cập nhật (bộ tối ưu): §3.2.2 Adaptive and momentum-based optimizers
+# ## 1. Các quy tắc cập nhật (bộ tối ưu): §3.2.2 Bộ tối ưu thích nghi và dựa trên động lượng (Adaptive and momentum-based optimizers)
 #
 # Với gradient $g_t$ (cộng thêm suy giảm trọng số (weight decay) $\lambda\theta$ khi được yêu cầu), các quy tắc của PyTorch là
 #
@@ -123,7 +123,7 @@ STYLE = {"sgd": dict(color="tab:blue", ls="-", marker="o"), "momentum": dict(col
 # | RMSprop | $s$ (khởi đầu bằng 0) | $s \leftarrow \alpha s + (1-\alpha) g^2,\ \theta \leftarrow \theta - \eta\, g / (\sqrt{s} + \epsilon)$ |
 # | Adam | $m, v$, bước $t$ | $\hat m = m/(1-\beta_1^t),\ \hat v = v/(1-\beta_2^t),\ \theta \leftarrow \theta - \eta\, \hat m / (\sqrt{\hat v} + \epsilon)$ |
 #
-# Các phương trình của Adam là của chương sách (§3.2.2.3 Adam optimization); những chi tiết mà bộ chấm kiểm tra ngoài chúng (bộ đệm động lượng khởi đầu bằng gradient đầu tiên, suy giảm trọng số cộng vào gradient) là mặc định của PyTorch, và docstring nêu rõ.
+# Các phương trình của Adam là của chương sách (§3.2.2.3 Tối ưu bằng Adam (Adam optimization)); những chi tiết mà bộ chấm kiểm tra ngoài chúng (bộ đệm động lượng khởi đầu bằng gradient đầu tiên, suy giảm trọng số cộng vào gradient) là mặc định của PyTorch, và docstring nêu rõ.
 #
 # Hãy cài đặt `sgd_step`, `rmsprop_step` và `adam_step`. Ô bên dưới cho cùng 50 gradient chạy lại qua Adam của bạn và qua `torch.optim.Adam`; bộ chấm làm điều tương tự cho mọi quy tắc, qua nhiều bước, với sai lệch khoảng 1e-6.
 
@@ -163,7 +163,7 @@ grader.check("update_rules")
 # A trajectory is a long chain of floating-point steps, and some settings amplify rounding: RMSprop at a large learning rate bounces across Rosenbrock's valley, and two correct implementations that round differently (the gradient written as $400x^3 - 400xy + 2x - 2$ instead of autograd's order) can end up far apart. The grader measures each case's own sensitivity to rounding and allows for it, so you need not match torch bit for bit.
 
 # %% [markdown] tags=["vi"]
-# ## 2. Quỹ đạo trên mặt mất mát: §3.2.2 Adaptive and momentum-based optimizers
+# ## 2. Quỹ đạo trên mặt mất mát: §3.2.2 Bộ tối ưu thích nghi và dựa trên động lượng (Adaptive and momentum-based optimizers)
 #
 # Chương sách dẫn vào động lượng và tốc độ học thích nghi bằng các địa hình có điều kiện xấu, "nơi một số chiều dốc (cần bước nhỏ) còn các chiều khác thoải". Hai mặt được đặt tên, do bài lab chọn, cho thấy điều đó cụ thể (chọn theo tên; công thức nằm trong docstring của `loss_surface`):
 #
@@ -262,9 +262,9 @@ predict("adam_vs_sgd_memory", guess)
 # Implement `optimizer_memory` (the rule) and `optimizer_state_footprint`, which builds a real `torch.optim` optimizer, takes one step, and counts what it actually keeps.
 
 # %% [markdown] tags=["vi"]
-# ## 3. Trạng thái bộ tối ưu và bộ nhớ của nó: §3.2.3 Optimization algorithm system implications
+# ## 3. Trạng thái bộ tối ưu và bộ nhớ của nó: §3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications)
 #
-# Với mỗi tham số, SGD không giữ thêm gì, động lượng giữ một bộ đệm, RMSprop một trung bình bình phương, Adam hai moment. Tính cả tham số lẫn trạng thái: **1×, 2×, 2×, 3×** bộ nhớ của tham số (bảng của chương; không tính gradient và giá trị kích hoạt). Với 100M tham số ở FP32, riêng trạng thái của Adam đã chiếm 800 MB (§3.2.2.3 Adam optimization). Khối lượng tính toán cho mỗi tham số ở mỗi bước cũng tăng theo cách tương tự: 2, 3, 4 và 5 phép toán, theo cùng bảng đó.
+# Với mỗi tham số, SGD không giữ thêm gì, động lượng giữ một bộ đệm, RMSprop một trung bình bình phương, Adam hai moment. Tính cả tham số lẫn trạng thái: **1×, 2×, 2×, 3×** bộ nhớ của tham số (bảng của chương; không tính gradient và giá trị kích hoạt). Với 100M tham số ở FP32, riêng trạng thái của Adam đã chiếm 800 MB (§3.2.2.3 Tối ưu bằng Adam (Adam optimization)). Khối lượng tính toán cho mỗi tham số ở mỗi bước cũng tăng theo cách tương tự: 2, 3, 4 và 5 phép toán, theo cùng bảng đó.
 #
 # Hãy cài đặt `optimizer_memory` (quy tắc) và `optimizer_state_footprint`; hàm sau tạo một bộ tối ưu `torch.optim` thật, thực hiện một bước, rồi đếm những gì nó thực sự lưu giữ.
 
@@ -331,7 +331,7 @@ grader.check("optimizer_state")
 # Implement `adamw_step` (it is a decay and an `adam_step`). The first cell checks it against `torch.optim.AdamW`; the second shows the difference from L2 on three parameters that start at 1, with gradients that alternate in sign at sizes 0.01, 1 and 100: on average the loss pulls them nowhere, so only the decay moves them.
 
 # %% [markdown] tags=["vi"]
-# ## 4. AdamW: suy giảm trọng số tách rời (decoupled weight decay): §3.2.3 Optimization algorithm system implications
+# ## 4. AdamW: suy giảm trọng số tách rời (decoupled weight decay): §3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications)
 #
 # Chương sách nêu AdamW là biến thể tách "suy giảm trọng số khỏi bước cập nhật gradient, cải thiện khả năng tổng quát hoá mà không tăng bộ nhớ", và chú thích của nó giải thích vì sao: trong Adam, suy giảm trọng số viết dưới dạng điều chuẩn L2 cộng $\lambda\theta$ vào gradient, nên nó đi qua các moment và bị chia cho $\sqrt{\hat v}$ như phần còn lại của gradient, và các tham số có gradient lịch sử lớn ($v_t$ lớn) hầu như không được điều chuẩn. Chương sách không đưa công thức. Quy tắc là của Loshchilov và Hutter, *Decoupled Weight Decay Regularization* (ICLR 2019), ngoài phạm vi chương; `torch.optim.AdamW` viết nó thành
 #
@@ -419,7 +419,7 @@ predict("noise_4x", guess)
 # The mini-batch gradient is a mean of B per-example gradients, so its standard deviation falls as $\sigma/\sqrt{B}$: on a log-log plot, a line of slope −0.5. The chapter states the 1/√B; it has no experiment for it, so the one here is the lab's (a fixed model, batches drawn with replacement from a pool). Implement `gradient_noise` exactly as its docstring describes (the grader replays it), then fit the slope.
 
 # %% [markdown] tags=["vi"]
-# ## 5. Nhiễu gradient: §3.2.1.2 Mini-batch processing
+# ## 5. Nhiễu gradient: §3.2.1.2 Xử lý mini-batch (Mini-batch processing)
 #
 # Gradient mini-batch là trung bình của B gradient theo từng mẫu, nên độ lệch chuẩn của nó giảm theo $\sigma/\sqrt{B}$: trên đồ thị log-log, đó là một đường thẳng có hệ số góc −0,5. Chương sách nêu quy luật 1/√B nhưng không có thí nghiệm cho nó, nên thí nghiệm ở đây là của bài lab (một mô hình cố định, các batch rút có hoàn lại từ một tập mẫu). Hãy cài đặt `gradient_noise` đúng như docstring của nó mô tả (bộ chấm chạy lại đúng thí nghiệm đó), rồi khớp hệ số góc.
 
@@ -458,7 +458,7 @@ reveal("noise_4x", noise["std"][1] / noise["std"][0] if noise is not None else N
 # Quadrupling the batch only halves the noise. The chapter draws the consequence in §3.2.1.2 Mini-batch processing: beyond the critical batch size, "the noise reduction from larger batches no longer compensates for the reduced number of updates per epoch". Part 7 turns that into a learning rate.
 
 # %% [markdown] tags=["vi"]
-# Tăng batch lên gấp bốn chỉ làm nhiễu giảm một nửa. Chương sách rút ra hệ quả trong §3.2.1.2 Mini-batch processing: vượt quá kích thước batch tới hạn (critical batch size), "mức giảm nhiễu nhờ batch lớn hơn không còn bù được số lần cập nhật ít đi trong mỗi epoch". Phần 7 biến điều đó thành một tốc độ học.
+# Tăng batch lên gấp bốn chỉ làm nhiễu giảm một nửa. Chương sách rút ra hệ quả trong §3.2.1.2 Xử lý mini-batch (Mini-batch processing): vượt quá kích thước batch tới hạn (critical batch size), "mức giảm nhiễu nhờ batch lớn hơn không còn bù được số lần cập nhật ít đi trong mỗi epoch". Phần 7 biến điều đó thành một tốc độ học.
 
 # %%
 grader.check("gradient_noise")
@@ -469,9 +469,9 @@ grader.check("gradient_noise")
 # The chapter's GPT-2 XL configuration ("a representative GPT-2 XL training configuration", the callout in §3.2.3 Optimization algorithm system implications) uses Adam, β = (0.9, 0.999), weight decay 0.01 and gradient clipping at global norm 1.0. The learning rate warms up linearly from 0 to 2.5e-4 over 500 steps, then follows a cosine decay. The chapter states neither where the cosine ends nor its floor: the lab ends it at step 50,000, from the same callout's "converges in ~50K steps", and makes the floor a parameter (0 by default). A schedule is a state-free hook on η (§3.2.5 Learning rate scheduling integration): it changes the rate, never the optimizer's equations. Implement `lr_schedule` and `clip_grad_norm`.
 
 # %% [markdown] tags=["vi"]
-# ## 6. Lịch tốc độ học của GPT-2 XL: §3.2.3 Optimization algorithm system implications, §3.2.5 Learning rate scheduling integration
+# ## 6. Lịch tốc độ học của GPT-2 XL: §3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications), §3.2.5 Tích hợp lịch tốc độ học (Learning rate scheduling integration)
 #
-# Cấu hình GPT-2 XL của chương ("một cấu hình huấn luyện GPT-2 XL tiêu biểu", khung trong §3.2.3 Optimization algorithm system implications) dùng Adam, β = (0,9; 0,999), suy giảm trọng số (weight decay) 0,01 và cắt gradient ở chuẩn toàn cục (global norm) 1,0. Tốc độ học khởi động (warmup): tăng tuyến tính từ 0 lên 2,5e-4 trong 500 bước, rồi giảm theo đường cosin. Chương sách không nêu đường cosin kết thúc ở đâu, cũng không nêu mức sàn: bài lab cho nó kết thúc tại bước 50.000, lấy từ câu "hội tụ sau ~50K bước" trong cùng khung đó, và để mức sàn là một tham số (mặc định 0). Lịch tốc độ học là một móc (hook) không trạng thái tác động lên η (§3.2.5 Learning rate scheduling integration): nó đổi tốc độ học, không bao giờ đổi các phương trình của bộ tối ưu. Hãy cài đặt `lr_schedule` và `clip_grad_norm`.
+# Cấu hình GPT-2 XL của chương ("một cấu hình huấn luyện GPT-2 XL tiêu biểu", khung trong §3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications)) dùng Adam, β = (0,9; 0,999), suy giảm trọng số (weight decay) 0,01 và cắt gradient ở chuẩn toàn cục (global norm) 1,0. Tốc độ học khởi động (warmup): tăng tuyến tính từ 0 lên 2,5e-4 trong 500 bước, rồi giảm theo đường cosin. Chương sách không nêu đường cosin kết thúc ở đâu, cũng không nêu mức sàn: bài lab cho nó kết thúc tại bước 50.000, lấy từ câu "hội tụ sau ~50K bước" trong cùng khung đó, và để mức sàn là một tham số (mặc định 0). Lịch tốc độ học là một móc (hook) không trạng thái tác động lên η (§3.2.5 Tích hợp lịch tốc độ học (Learning rate scheduling integration)): nó đổi tốc độ học, không bao giờ đổi các phương trình của bộ tối ưu. Hãy cài đặt `lr_schedule` và `clip_grad_norm`.
 
 # %%
 with skip_if_unwritten():
@@ -519,18 +519,18 @@ predict("lr_batch_256", guess)
 #
 # $$\eta_\text{new} = \eta_\text{base}\cdot\frac{B_\text{new}}{B_\text{base}}.$$
 #
-# The chapter's numbers: batch 32 → 256 takes 8× the learning rate (§4.4.2 Batch size and parameter updates, its figure of three loss curves); batch 512 → 4,096 takes 0.1 → 0.8, and large-scale training "also requires warmup schedules" (§8 Fallacies and Pitfalls, the third fallacy). And a ceiling: the rule "holds only up to the critical batch size", near 8,192 for ResNet-50 on ImageNet (§3.2.1.2 Mini-batch processing); beyond it, accuracy degrades "even with perfectly scaled learning rates".
+# The chapter's numbers: batch 32 → 256 takes 8× the learning rate (§4.4.2 Batch size and parameter updates, its figure of three loss curves); batch 512 → 4,096 takes 0.1 → 0.8, and large-scale training "also requires warmup schedules" (§8 Fallacies and Pitfalls, the second fallacy, "Hyperparameters transfer directly from small-scale experiments to large-scale training"). And a ceiling: the rule "holds only up to the critical batch size", near 8,192 for ResNet-50 on ImageNet (§3.2.1.2 Mini-batch processing); beyond it, accuracy degrades "even with perfectly scaled learning rates".
 #
 # Implement `linear_scaling_rule` (None beyond the critical batch; 8,192 is the default, but a critical batch belongs to its workload) and `scaled_lr_schedule`, the warmup and cosine of part 6 with the scaled rate as the peak (reuse `lr_schedule`). The chapter gives no warmup length for a scaled batch, so it is a parameter; the lab warms up from 0, as GPT-2 XL's schedule does, where Goyal et al. start from η_base and warm up over 5 epochs (beyond the chapter).
 
 # %% [markdown] tags=["vi"]
-# ## 7. Quy tắc tỉ lệ tuyến tính và khởi động (warmup): §3.2.1.2 Mini-batch processing, §4.4.2 Batch size and parameter updates, §8 Fallacies and Pitfalls
+# ## 7. Quy tắc tỉ lệ tuyến tính và khởi động (warmup): §3.2.1.2 Xử lý mini-batch (Mini-batch processing), §4.4.2 Kích thước batch và cập nhật tham số (Batch size and parameter updates), §8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls)
 #
 # Batch lớn gấp k lần thì số lần cập nhật mỗi epoch ít đi k lần. Quy tắc tỉ lệ tuyến tính (Goyal và cộng sự, *Accurate, Large Minibatch SGD*, 2017, được chương sách trích dẫn) bù lại bằng tốc độ học gấp k lần:
 #
 # $$\eta_\text{new} = \eta_\text{base}\cdot\frac{B_\text{new}}{B_\text{base}}.$$
 #
-# Các con số của chương: batch 32 → 256 cần tốc độ học gấp 8 (§4.4.2 Batch size and parameter updates, hình ba đường mất mát); batch 512 → 4.096 nghĩa là 0,1 → 0,8, và huấn luyện quy mô lớn "còn cần lịch khởi động (warmup)" (§8 Fallacies and Pitfalls, ngộ nhận thứ ba). Và một giới hạn trên: quy tắc "chỉ đúng đến kích thước batch tới hạn", khoảng 8.192 với ResNet-50 trên ImageNet (§3.2.1.2 Mini-batch processing); vượt quá đó, độ chính xác giảm "kể cả khi tốc độ học được tỉ lệ hoàn hảo".
+# Các con số của chương: batch 32 → 256 cần tốc độ học gấp 8 (§4.4.2 Kích thước batch và cập nhật tham số (Batch size and parameter updates), hình ba đường mất mát); batch 512 → 4.096 nghĩa là 0,1 → 0,8, và huấn luyện quy mô lớn "còn cần lịch khởi động (warmup)" (§8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls), ngộ nhận thứ hai, "Hyperparameters transfer directly from small-scale experiments to large-scale training"). Và một giới hạn trên: quy tắc "chỉ đúng đến kích thước batch tới hạn", khoảng 8.192 với ResNet-50 trên ImageNet (§3.2.1.2 Xử lý mini-batch (Mini-batch processing)); vượt quá đó, độ chính xác giảm "kể cả khi tốc độ học được tỉ lệ hoàn hảo".
 #
 # Hãy cài đặt `linear_scaling_rule` (trả về None khi vượt batch tới hạn; mặc định là 8.192, nhưng batch tới hạn thuộc về từng bài toán) và `scaled_lr_schedule`: warmup và cosin của phần 6 với đỉnh là tốc độ học đã tỉ lệ (dùng lại `lr_schedule`). Chương sách không nêu độ dài warmup cho batch đã tỉ lệ, nên đó là một tham số; bài lab khởi động từ 0 như lịch của GPT-2 XL, còn Goyal và cộng sự bắt đầu từ η_base và khởi động trong 5 epoch (ngoài phạm vi chương).
 
@@ -607,10 +607,24 @@ with skip_if_unwritten():
 # At batch 256 the unchanged rate lags behind: 8× fewer updates, each the same size. With 8× the rate, batch 256 follows batch 32 epoch for epoch, as the chapter's figure in §4.4.2 Batch size and parameter updates draws it. At 4,096 the function (with ResNet-50's critical batch) still answers 12.8, and training blows up: this model's limit is far below 8,192. Here the scaled rate is more than the loss surface tolerates, as SGD on the quadratic of part 2 diverged above η = 2/20; the chapter's critical batch is another limit (larger batches stop paying for fewer updates), but both say the same thing: the linear rule has a ceiling, and it belongs to the workload, which is why the critical batch is a parameter and why large batches warm up.
 
 # %% [markdown] tags=["vi"]
-# Ở batch 256, tốc độ học giữ nguyên bị tụt lại: số lần cập nhật ít đi 8 lần, mỗi lần vẫn cùng độ lớn. Với tốc độ học gấp 8, batch 256 bám theo batch 32 qua từng epoch, đúng như hình của chương trong §4.4.2 Batch size and parameter updates. Ở batch 4.096, hàm (với batch tới hạn của ResNet-50) vẫn trả lời 12,8, và việc huấn luyện bùng nổ: giới hạn của mô hình này thấp hơn 8.192 rất nhiều. Ở đây tốc độ học đã tỉ lệ vượt quá mức mà mặt mất mát chịu được, giống như SGD trên mặt bậc hai ở phần 2 phân kỳ khi η vượt 2/20; batch tới hạn của chương là một giới hạn khác (batch lớn hơn không còn bù được số lần cập nhật ít đi), nhưng cả hai cùng nói một điều: quy tắc tuyến tính có giới hạn trên, và giới hạn đó thuộc về bài toán; vì vậy batch tới hạn là một tham số, và batch lớn cần khởi động (warmup).
+# Ở batch 256, tốc độ học giữ nguyên bị tụt lại: số lần cập nhật ít đi 8 lần, mỗi lần vẫn cùng độ lớn. Với tốc độ học gấp 8, batch 256 bám theo batch 32 qua từng epoch, đúng như hình của chương trong §4.4.2 Kích thước batch và cập nhật tham số (Batch size and parameter updates). Ở batch 4.096, hàm (với batch tới hạn của ResNet-50) vẫn trả lời 12,8, và việc huấn luyện bùng nổ: giới hạn của mô hình này thấp hơn 8.192 rất nhiều. Ở đây tốc độ học đã tỉ lệ vượt quá mức mà mặt mất mát chịu được, giống như SGD trên mặt bậc hai ở phần 2 phân kỳ khi η vượt 2/20; batch tới hạn của chương là một giới hạn khác (batch lớn hơn không còn bù được số lần cập nhật ít đi), nhưng cả hai cùng nói một điều: quy tắc tuyến tính có giới hạn trên, và giới hạn đó thuộc về bài toán; vì vậy batch tới hạn là một tham số, và batch lớn cần khởi động (warmup).
 
 # %%
 grader.check("lr_scaling")
+
+# %% [markdown] tags=["en"]
+# ### Predict first: the gradient without the 1/k
+#
+# Part 8 builds a big batch's gradient from k micro-batches: each micro-batch's mean loss goes to `backward()`, and the gradients add up in `.grad`. The correct accumulation first divides each mean loss by k (the 1/k; part 8 says why). **A batch of 12 in k = 4 equal micro-batches of 3, accumulated without the 1/k: the gradient is what multiple of the big-batch gradient?** A multiple (x), from 0.1 to 20. Write it in place of `None` and run the cell. Your first answer is kept with its time in `predictions.json`; once the measurement (at the end of part 8) has run, a change is recorded as a change and the prediction stays. Nothing here is graded for being right.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước: gradient khi thiếu 1/k
+#
+# Phần 8 dựng gradient của một batch lớn từ k micro-batch: mất mát trung bình của mỗi micro-batch được đưa vào `backward()`, và các gradient cộng dồn trong `.grad`. Cách tích luỹ đúng chia mỗi mất mát trung bình cho k trước (1/k; phần 8 giải thích vì sao). **Một batch 12 mẫu chia thành k = 4 micro-batch bằng nhau, mỗi micro-batch 3 mẫu, tích luỹ mà không có 1/k: gradient gấp bao nhiêu lần gradient của batch lớn?** Một bội số (x), từ 0,1 đến 20. Viết nó thay cho `None` rồi chạy ô. Câu trả lời đầu tiên của bạn được giữ lại cùng thời điểm trong `predictions.json`; khi phép đo (ở cuối phần 8) đã chạy, mỗi lần sửa được ghi lại là một lần sửa và dự đoán vẫn giữ nguyên. Không có gì ở đây được chấm theo đúng hay sai.
+
+# %%
+guess = None  # tr: your prediction, a multiple (x) from 0.1 to 20, in place of None
+predict("no_scaling_multiple", guess)
 
 # %% [markdown] tags=["en"]
 # ## 8. Gradient accumulation (tích luỹ gradient): §6.5.1.1 Gradient accumulation, §6.5.4 Practical considerations
@@ -625,36 +639,40 @@ grader.check("lr_scaling")
 #
 # Time: the chapter writes the time per update as $k\,T_\text{micro} + (k-1)\,T_\text{sync}$ (§6.5.1.1 Gradient accumulation). In data-parallel training every `backward()` all-reduces the gradients; the $k-1$ synchronizations of the intermediate micro-batches are wasted work, and in the chapter's GPT-2 accumulation (§6.5.3 Memory and computational benefits) `no_sync()` suppresses them, so that the AllReduce "fires only once per effective batch".
 #
-# The chapter names two bugs, and the hidden tests check for both:
+# The chapter names two bugs, and the hidden tests check `accumulate_and_step` for both:
 #
 # * **(A)** summing the micro-batch gradients without dividing by k, while keeping the learning rate: the gradient is k× too large (§6.5.4 Practical considerations);
-# * **(B)** a misplaced `zero_grad()`: the previous step's gradient leaks into the next (§3.2.4 Framework optimizer interface and scheduling: clearing the gradients "prevents stale gradients from contaminating the next batch").
+# * **(B)** stale gradients: no `zero_grad()` between two optimizer steps, so the previous step's gradient leaks into the next (§3.2.4 Framework optimizer interface and scheduling: `zero_grad()` "marks the boundary between one update and the next", and clearing the gradients "prevents stale gradients from contaminating the next batch").
 #
-# A third case, the lab's own step beyond the chapter's equation: with a short last micro-batch, averaging the micro-batch means with weight 1/k is not the mean over examples.
+# `zero_grad()` can also be misplaced the other way, which the chapter does not describe: called inside the micro-batch loop, before each micro-batch's backward, it throws away what the earlier micro-batches added, and only the last one is left (the chapter's listing in §6.5.3 Memory and computational benefits clears once, before its 4 micro-batches). The hidden tests check for it too, and you write it on purpose at the end of this part.
+#
+# And a case beyond the chapter's equation, the lab's own step: with a short last micro-batch, averaging the micro-batch means with weight 1/k is not the mean over examples.
 #
 # And the point of it all: the model must never see the whole big batch at once, or no memory was saved. Putting all B examples through one forward gives exactly the big-batch gradient, so the numbers cannot show it. The shipped model shows it instead: it records every forward it runs (`model.forward_log`: how many examples, and a fingerprint of which), `accumulate_and_step` returns that log as `"forward_log"`, and the grader compares it with the micro-batches it expects.
 #
 # Implement `split_batch` and `accumulate_and_step`, then compare with the big-batch gradient.
 
 # %% [markdown] tags=["vi"]
-# ## 8. Tích luỹ gradient: §6.5.1.1 Gradient accumulation, §6.5.4 Practical considerations
+# ## 8. Tích luỹ gradient: §6.5.1.1 Tích luỹ gradient (Gradient accumulation), §6.5.4 Lưu ý thực tế (Practical considerations)
 #
-# Khi một batch gồm B mẫu không vừa bộ nhớ, hãy chạy k micro-batch, mỗi micro-batch b mẫu, gọi `backward()` trên từng micro-batch để các gradient cộng dồn vào `.grad`, rồi cập nhật một lần. Cấu hình của GPT-2: micro-batch 16 × 4 bước tích luỹ × 8 GPU = batch hiệu dụng 512 (§6.5.3 Memory and computational benefits).
+# Khi một batch gồm B mẫu không vừa bộ nhớ, hãy chạy k micro-batch, mỗi micro-batch b mẫu, gọi `backward()` trên từng micro-batch để các gradient cộng dồn vào `.grad`, rồi cập nhật một lần. Cấu hình của GPT-2: micro-batch 16 × 4 bước tích luỹ × 8 GPU = batch hiệu dụng 512 (§6.5.3 Lợi ích về bộ nhớ và tính toán (Memory and computational benefits)).
 #
-# **Vì sao 1/k.** Mất mát là *trung bình* trên các mẫu của một batch, và mất mát của batch lớn mà việc tích luỹ phải tái tạo cũng vậy. Với k micro-batch, mỗi micro-batch b mẫu (B = k·b), trung bình trên cả B mẫu bằng trung bình của k giá trị trung bình micro-batch, đúng phương trình của chương trong §6.5.1.1 Gradient accumulation:
+# **Vì sao 1/k.** Mất mát là *trung bình* trên các mẫu của một batch, và mất mát của batch lớn mà việc tích luỹ phải tái tạo cũng vậy. Với k micro-batch, mỗi micro-batch b mẫu (B = k·b), trung bình trên cả B mẫu bằng trung bình của k giá trị trung bình micro-batch, đúng phương trình của chương trong §6.5.1.1 Tích luỹ gradient (Gradient accumulation):
 # $$\nabla L_B = \frac1B \sum_{i=1}^{B} \nabla \ell_i = \frac1k \sum_{j=1}^{k} \Big(\frac1b \sum_{i \in j} \nabla \ell_i\Big).$$
-# Vì vậy mất mát trung bình của mỗi micro-batch được chia cho k trước `backward()` (đoạn mã của chương viết `loss = model(micro_batch) / 4`, và chữ "Sum" trong hình của chương cộng các gradient của những mất mát đã được chia), và khi đó "tốc độ học không cần điều chỉnh" (§6.5.4 Practical considerations). Cộng mà không chia cho k thì gradient lớn gấp k lần. Tổng là đúng trong ba trường hợp: quy ước còn lại của chương, cộng rồi chia tốc độ học cho k (SGD thuần khi đó đi đúng bước như vậy, nhưng gradient tích luỹ gấp k lần trung bình, và §6.5.4 Practical considerations gọi lựa chọn này là "một nguồn lỗi tinh vi thường gặp"); mất mát là *tổng* theo mẫu; và tổng có trọng số, khi các micro-batch không bằng nhau. Phương trình của chương giả định các micro-batch bằng nhau; khi micro-batch cuối ngắn hơn, trọng số 1/k cho nó quá nhiều ảnh hưởng, còn trung bình trên mọi mẫu thì gán cho mỗi micro-batch trọng số bằng phần mẫu của nó, $b_j/B$ (bằng 1/k khi các kích thước bằng nhau):
+# Vì vậy mất mát trung bình của mỗi micro-batch được chia cho k trước `backward()` (đoạn mã của chương viết `loss = model(micro_batch) / 4`, và chữ "Sum" trong hình của chương cộng các gradient của những mất mát đã được chia), và khi đó "tốc độ học không cần điều chỉnh" (§6.5.4 Lưu ý thực tế (Practical considerations)). Cộng mà không chia cho k thì gradient lớn gấp k lần. Tổng là đúng trong ba trường hợp: quy ước còn lại của chương, cộng rồi chia tốc độ học cho k (SGD thuần khi đó đi đúng bước như vậy, nhưng gradient tích luỹ gấp k lần trung bình, và §6.5.4 Lưu ý thực tế (Practical considerations) gọi lựa chọn này là "một nguồn lỗi tinh vi thường gặp"); mất mát là *tổng* theo mẫu; và tổng có trọng số, khi các micro-batch không bằng nhau. Phương trình của chương giả định các micro-batch bằng nhau; khi micro-batch cuối ngắn hơn, trọng số 1/k cho nó quá nhiều ảnh hưởng, còn trung bình trên mọi mẫu thì gán cho mỗi micro-batch trọng số bằng phần mẫu của nó, $b_j/B$ (bằng 1/k khi các kích thước bằng nhau):
 # $$\nabla L_B = \sum_{j} \frac{b_j}{B}\,\nabla\Big(\frac{1}{b_j}\sum_{i \in j} \ell_i\Big).$$
 # Hàm của bài lab giữ nguyên tốc độ học và trả về gradient, nên nó nhân mất mát của mỗi micro-batch với $b_j/B$.
 #
-# Thời gian: chương sách viết thời gian cho mỗi lần cập nhật là $k\,T_\text{micro} + (k-1)\,T_\text{sync}$ (§6.5.1.1 Gradient accumulation). Trong huấn luyện song song dữ liệu (data-parallel), mỗi lần `backward()` đều all-reduce các gradient; $k-1$ lần đồng bộ của các micro-batch trung gian là công sức lãng phí, và trong cách tích luỹ GPT-2 của chương (§6.5.3 Memory and computational benefits), `no_sync()` chặn các lần đó, để AllReduce "chỉ chạy một lần cho mỗi batch hiệu dụng".
+# Thời gian: chương sách viết thời gian cho mỗi lần cập nhật là $k\,T_\text{micro} + (k-1)\,T_\text{sync}$ (§6.5.1.1 Tích luỹ gradient (Gradient accumulation)). Trong huấn luyện song song dữ liệu (data-parallel), mỗi lần `backward()` đều all-reduce các gradient; $k-1$ lần đồng bộ của các micro-batch trung gian là công sức lãng phí, và trong cách tích luỹ GPT-2 của chương (§6.5.3 Lợi ích về bộ nhớ và tính toán (Memory and computational benefits)), `no_sync()` chặn các lần đó, để AllReduce "chỉ chạy một lần cho mỗi batch hiệu dụng".
 #
-# Chương sách nêu tên hai lỗi, và các bài kiểm thử ẩn kiểm tra cả hai:
+# Chương sách nêu tên hai lỗi, và các bài kiểm thử ẩn kiểm tra `accumulate_and_step` để phát hiện cả hai:
 #
-# * **(A)** cộng các gradient của micro-batch mà không chia cho k trong khi giữ nguyên tốc độ học: gradient lớn gấp k lần (§6.5.4 Practical considerations);
-# * **(B)** đặt `zero_grad()` sai chỗ: gradient của bước trước rò sang bước sau (§3.2.4 Framework optimizer interface and scheduling: xoá gradient "ngăn gradient cũ làm nhiễm bẩn batch tiếp theo").
+# * **(A)** cộng các gradient của micro-batch mà không chia cho k trong khi giữ nguyên tốc độ học: gradient lớn gấp k lần (§6.5.4 Lưu ý thực tế (Practical considerations));
+# * **(B)** gradient cũ (stale gradient): không gọi `zero_grad()` giữa hai bước cập nhật, nên gradient của bước trước rò sang bước sau (§3.2.4 Giao diện bộ tối ưu của framework và lập lịch (Framework optimizer interface and scheduling): `zero_grad()` "đánh dấu ranh giới giữa lần cập nhật này và lần sau", và xoá gradient "ngăn gradient cũ làm nhiễm bẩn batch tiếp theo").
 #
-# Trường hợp thứ ba, bước riêng của bài lab đi xa hơn phương trình của chương: khi micro-batch cuối ngắn hơn, lấy trung bình các giá trị trung bình của từng micro-batch với trọng số 1/k không cho ra giá trị trung bình trên các mẫu.
+# `zero_grad()` cũng có thể bị đặt sai theo chiều ngược lại, điều mà chương sách không mô tả: gọi bên trong vòng lặp micro-batch, trước backward của mỗi micro-batch, nó xoá mất phần mà các micro-batch trước đã cộng vào, và chỉ còn lại micro-batch cuối (đoạn mã của chương ở §6.5.3 Lợi ích về bộ nhớ và tính toán (Memory and computational benefits) chỉ xoá một lần, trước 4 micro-batch của nó). Các bài kiểm thử ẩn cũng kiểm tra lỗi này, và bạn sẽ cố ý viết nó ở cuối phần này.
+#
+# Và một trường hợp vượt ra ngoài phương trình của chương, bước riêng của bài lab: khi micro-batch cuối ngắn hơn, lấy trung bình các giá trị trung bình của từng micro-batch với trọng số 1/k không cho ra giá trị trung bình trên các mẫu.
 #
 # Và mục đích của tất cả: mô hình không bao giờ được thấy cả batch lớn cùng một lúc, nếu không thì chẳng tiết kiệm được chút bộ nhớ nào. Đưa cả B mẫu qua một lượt xuôi cho đúng gradient của batch lớn, nên các con số không thể cho thấy lỗi này. Mô hình được cho sẵn cho thấy điều đó: nó ghi lại mọi lượt xuôi nó chạy (`model.forward_log`: bao nhiêu mẫu, và dấu vân tay của những mẫu nào), `accumulate_and_step` trả về nhật ký đó dưới khoá `"forward_log"`, và bộ chấm so nó với các micro-batch mà bộ chấm mong đợi.
 #
@@ -714,38 +732,24 @@ grader.check("accumulation")
 grader.check("accumulation_uneven")
 
 # %% [markdown] tags=["en"]
-# ### Break it on purpose: the two bugs, written by you
+# ### Break it on purpose: two bugs, written by you
 #
-# The chapter warns about two accumulation bugs; now write each of them, on purpose, beside your correct `accumulate_and_step` in `accumulation.py`. Both take the same arguments and return the same dict; each differs from the correct function in **one** place (their docstrings fix which):
+# Now write two accumulation bugs on purpose, beside your correct `accumulate_and_step` in `accumulation.py`: the chapter's bug (A), and the misplaced `zero_grad()` that the chapter does not describe (the chapter's bug (B), stale gradients, is the one the hidden tests look for in your `accumulate_and_step`). Both take the same arguments and return the same dict; each differs from the correct function in **one** place (their docstrings fix which):
 #
 # * `accumulate_without_scaling`: each micro-batch's mean loss goes to `backward()` as it is, without the 1/k (the $b_j/B$): bug (A);
-# * `accumulate_with_zero_grad_inside`: the loss is scaled as it should be, but `zero_grad()` is called before *every* micro-batch's backward instead of once per big batch.
+# * `accumulate_with_zero_grad_inside`: the loss is scaled as it should be, but `zero_grad()` is called before *every* micro-batch's backward instead of once per big batch: cleared too often, where bug (B) clears too seldom.
 #
-# The hidden tests check that each one shows exactly its symptom on batches they choose (the gradient k times too large; only the last micro-batch's gradient left), and that your correct function shows neither. A "broken" function that is accidentally right, or broken another way, loses its points.
+# The hidden tests check that each one shows exactly its symptom on batches they choose (the gradient k times too large; only the last micro-batch's gradient left, from the first step on), and that your correct function shows neither. A "broken" function that is accidentally right, or broken another way (stale gradients instead of the last micro-batch alone, say), loses its points.
 
 # %% [markdown] tags=["vi"]
 # ### Cố ý làm hỏng: hai lỗi, do chính bạn viết
 #
-# Chương sách cảnh báo hai lỗi tích luỹ; giờ hãy cố ý viết từng lỗi, bên cạnh hàm `accumulate_and_step` đúng của bạn trong `accumulation.py`. Cả hai nhận cùng các đối số và trả về cùng dict; mỗi hàm khác hàm đúng ở **một** chỗ (docstring của chúng nêu rõ chỗ nào):
+# Giờ hãy cố ý viết hai lỗi tích luỹ, bên cạnh hàm `accumulate_and_step` đúng của bạn trong `accumulation.py`: lỗi (A) của chương sách, và cách đặt sai `zero_grad()` mà chương sách không mô tả (lỗi (B) của chương, gradient cũ, là lỗi mà các bài kiểm thử ẩn tìm trong hàm `accumulate_and_step` của bạn). Cả hai nhận cùng các đối số và trả về cùng dict; mỗi hàm khác hàm đúng ở **một** chỗ (docstring của chúng nêu rõ chỗ nào):
 #
 # * `accumulate_without_scaling`: mất mát trung bình của mỗi micro-batch được đưa vào `backward()` nguyên vẹn, không có 1/k ($b_j/B$): lỗi (A);
-# * `accumulate_with_zero_grad_inside`: mất mát được nhân đúng như cần, nhưng `zero_grad()` được gọi trước backward của *mỗi* micro-batch thay vì một lần cho mỗi batch lớn.
+# * `accumulate_with_zero_grad_inside`: mất mát được nhân đúng như cần, nhưng `zero_grad()` được gọi trước backward của *mỗi* micro-batch thay vì một lần cho mỗi batch lớn: xoá quá thường xuyên, trong khi lỗi (B) xoá quá ít.
 #
-# Các bài kiểm thử ẩn kiểm tra rằng mỗi hàm cho thấy đúng triệu chứng của nó trên các batch do bộ chấm chọn (gradient lớn gấp k lần; chỉ còn gradient của micro-batch cuối), và hàm đúng của bạn không có triệu chứng nào. Một hàm "hỏng" mà vô tình đúng, hoặc hỏng theo kiểu khác, mất điểm của nó.
-
-# %% [markdown] tags=["en"]
-# ### Predict first: the gradient without the 1/k
-#
-# **A batch of 12 in k = 4 equal micro-batches of 3, accumulated without the 1/k: the gradient is what multiple of the big-batch gradient?** A multiple (x), from 0.1 to 20. Write it in place of `None` and run the cell. Your first answer is kept with its time in `predictions.json`; once the measurement has run, a change is recorded as a change and the prediction stays. Nothing here is graded for being right.
-
-# %% [markdown] tags=["vi"]
-# ### Dự đoán trước: gradient khi thiếu 1/k
-#
-# **Một batch 12 mẫu chia thành k = 4 micro-batch bằng nhau, mỗi micro-batch 3 mẫu, tích luỹ mà không có 1/k: gradient gấp bao nhiêu lần gradient của batch lớn?** Một bội số (x), từ 0,1 đến 20. Viết nó thay cho `None` rồi chạy ô. Câu trả lời đầu tiên của bạn được giữ lại cùng thời điểm trong `predictions.json`; khi phép đo đã chạy, mỗi lần sửa được ghi lại là một lần sửa và dự đoán vẫn giữ nguyên. Không có gì ở đây được chấm theo đúng hay sai.
-
-# %%
-guess = None  # tr: your prediction, a multiple (x) from 0.1 to 20, in place of None
-predict("no_scaling_multiple", guess)
+# Các bài kiểm thử ẩn kiểm tra rằng mỗi hàm cho thấy đúng triệu chứng của nó trên các batch do bộ chấm chọn (gradient lớn gấp k lần; chỉ còn gradient của micro-batch cuối, ngay từ bước đầu tiên), và hàm đúng của bạn không có triệu chứng nào. Một hàm "hỏng" mà vô tình đúng, hoặc hỏng theo kiểu khác (chẳng hạn gradient cũ thay vì chỉ còn micro-batch cuối), mất điểm của nó.
 
 # %%
 G = big_batch_gradient(init, batches[0])
@@ -814,12 +818,12 @@ grader.check("break_zero_grad_inside")
 # ## How to check and submit
 #
 # * Run the public tests on your working copy: `autograder check lab2` (a per-question table with hints; a few seconds). In this notebook, the `grader.check("...")` cells run the same public tests one question at a time; `grader.check_all()` runs them all.
-# * The public tests compare with stored snapshots on fixed inputs. **Hidden tests run at grading**: they replay your update rules and AdamW against `torch.optim` over many steps, check your trajectories, state counts, noise slope, schedule and scaled learning rates on fresh seeded inputs (and the chapter's worked numbers), check gradient accumulation for the k× and stale-gradient bugs, for a short last micro-batch, and (from the model's own forward log) that no forward saw more than a micro-batch, and check that each of your two broken functions shows exactly its own symptom.
+# * The public tests compare with stored snapshots on fixed inputs. **Hidden tests run at grading**: they replay your update rules and AdamW against `torch.optim` over many steps, check your trajectories, state counts, noise slope, schedule and scaled learning rates on fresh seeded inputs (and the chapter's worked numbers), check gradient accumulation for the chapter's k× and stale-gradient bugs and for `zero_grad()` inside the micro-batch loop, for a short last micro-batch, and (from the model's own forward log) that no forward saw more than a micro-batch, and check that each of your two broken functions shows exactly its own symptom.
 # * Build the zip to upload with the hand-in cell below or `autograder submit lab2`: it holds `optimizers.py` and `accumulation.py`, this notebook with its outputs and your answers, your predictions (`predictions.json`) and `MANIFEST.json`. Your reflections are marked by hand, your predictions never for being right.
 
 # %% [markdown] tags=["vi"]
 # ## Cách kiểm tra và nộp bài
 #
 # * Chạy các bài kiểm thử công khai trên bản làm việc của bạn: `autograder check lab2` (một bảng theo từng câu hỏi, kèm gợi ý; mất vài giây). Trong sổ tay này, các ô `grader.check("...")` chạy cùng các bài kiểm thử công khai đó, mỗi lần một câu hỏi; `grader.check_all()` chạy tất cả.
-# * Các bài kiểm thử công khai so sánh với kết quả mẫu đã lưu (snapshot) trên những đầu vào cố định. **Các bài kiểm thử ẩn chạy khi chấm điểm**: chúng cho các quy tắc cập nhật và AdamW của bạn chạy lại song song với `torch.optim` qua nhiều bước, kiểm tra quỹ đạo, số liệu trạng thái, hệ số góc của nhiễu, lịch tốc độ học và tốc độ học đã tỉ lệ của bạn trên các đầu vào mới với seed cố định (cùng các con số mẫu của chương), kiểm tra tích luỹ gradient để phát hiện lỗi gấp k lần, lỗi gradient cũ (stale gradient), trường hợp micro-batch cuối ngắn hơn, cũng như (từ nhật ký lượt xuôi của chính mô hình) việc không lượt xuôi nào thấy nhiều hơn một micro-batch, và kiểm tra rằng mỗi hàm cố ý hỏng của bạn cho thấy đúng triệu chứng của nó.
+# * Các bài kiểm thử công khai so sánh với kết quả mẫu đã lưu (snapshot) trên những đầu vào cố định. **Các bài kiểm thử ẩn chạy khi chấm điểm**: chúng cho các quy tắc cập nhật và AdamW của bạn chạy lại song song với `torch.optim` qua nhiều bước, kiểm tra quỹ đạo, số liệu trạng thái, hệ số góc của nhiễu, lịch tốc độ học và tốc độ học đã tỉ lệ của bạn trên các đầu vào mới với seed cố định (cùng các con số mẫu của chương), kiểm tra tích luỹ gradient để phát hiện hai lỗi của chương (gấp k lần, gradient cũ) và lỗi `zero_grad()` trong vòng lặp micro-batch, trường hợp micro-batch cuối ngắn hơn, cũng như (từ nhật ký lượt xuôi của chính mô hình) việc không lượt xuôi nào thấy nhiều hơn một micro-batch, và kiểm tra rằng mỗi hàm cố ý hỏng của bạn cho thấy đúng triệu chứng của nó.
 # * Tạo tệp zip để nộp bằng ô nộp bài bên dưới hoặc `autograder submit lab2`: tệp chứa `optimizers.py` và `accumulation.py`, sổ tay này cùng kết quả chạy và câu trả lời của bạn, các dự đoán của bạn (`predictions.json`) và `MANIFEST.json`. Các suy ngẫm được chấm tay; các dự đoán không bao giờ được chấm theo đúng hay sai.

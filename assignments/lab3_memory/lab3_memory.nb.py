@@ -23,7 +23,7 @@
 #
 # This is the chapter's training memory equation (§3.3.2 Memory-computation trade-offs). You will:
 # 1. measure the four terms on a real (tiny) PyTorch model, and count activations with two kinds of hooks (§3.3 Backpropagation mechanics, §3.3.1 Activation memory requirements, §4.3.2 Memory management);
-# 2. build **bytes per parameter** from which copies a recipe keeps in which dtype, and see which recipe each of the chapter's totals assumes: 16, 12 or 10 B/param (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls);
+# 2. build **bytes per parameter** from which copies a recipe keeps in which dtype, and see which recipe, in bytes per parameter, each of the chapter's totals assumes (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls);
 # 3. use a per-layer activation formula, $s\,b\,h\,(34 + 5\,a\,s/h)$, from Korthikanti et al. 2022 (beyond the chapter), beside the chapter's own breakdown (§3.3.1 Activation memory requirements);
 # 4. read FP32 / FP16 / BF16 from `torch.finfo`, watch gradients underflow in FP16 and loss scaling bring them back (§6.3 Mixed-precision training, §6.3.1 Loss scaling, §6.3.2 Mixed-precision benefits);
 # 5. measure activation checkpointing (lưu điểm) with `torch.utils.checkpoint`: the peak during backward and the recomputed work (§6.5.1.2 Activation checkpointing, §6.5.2 Optimal checkpoint placement strategy);
@@ -43,13 +43,13 @@
 #
 # $$\text{memory} = \text{weights} + \text{gradients} + \text{optimizer state} + \text{activations}$$
 #
-# Đây là phương trình bộ nhớ huấn luyện của chương sách (§3.3.2 Memory-computation trade-offs — đánh đổi bộ nhớ và tính toán). Bạn sẽ:
-# 1. đo bốn số hạng trên một mô hình PyTorch thật (dù rất nhỏ), và đếm giá trị kích hoạt bằng hai loại hook (§3.3 Backpropagation mechanics, §3.3.1 Activation memory requirements, §4.3.2 Memory management);
-# 2. dựng **số byte mỗi tham số** từ những bản sao mà một công thức (recipe) giữ và dtype của từng bản, rồi xem mỗi con số tổng của chương sách giả định công thức nào: 16, 12 hay 10 B/tham số (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls — ngộ nhận và cạm bẫy);
-# 3. dùng một công thức giá trị kích hoạt cho mỗi lớp, $s\,b\,h\,(34 + 5\,a\,s/h)$, của Korthikanti và cộng sự (2022, ngoài chương sách), đặt cạnh cách chương sách tự phân tích (§3.3.1 Activation memory requirements);
-# 4. đọc FP32 / FP16 / BF16 từ `torch.finfo`, xem gradient bị tràn dưới (underflow) trong FP16 và phép nhân tỉ lệ mất mát (loss scaling) đưa chúng trở lại (§6.3 Mixed-precision training, §6.3.1 Loss scaling, §6.3.2 Mixed-precision benefits);
-# 5. đo lưu điểm giá trị kích hoạt (activation checkpointing) bằng `torch.utils.checkpoint`: đỉnh bộ nhớ trong lượt ngược và phần tính lại (§6.5.1.2 Activation checkpointing, §6.5.2 Optimal checkpoint placement strategy);
-# 6. đưa GPT-2 XL vừa vào một V100 32 GiB như chương sách làm, và xem phép chia cho 4 của nó giả định điều gì (§6.3.2 Mixed-precision benefits, §6.7 GPT-2 optimization walkthrough).
+# Đây là phương trình bộ nhớ huấn luyện của chương sách (§3.3.2 Đánh đổi giữa bộ nhớ và tính toán (Memory-computation trade-offs)). Bạn sẽ:
+# 1. đo bốn số hạng trên một mô hình PyTorch thật (dù rất nhỏ), và đếm giá trị kích hoạt bằng hai loại hook (§3.3 Cơ chế lan truyền ngược (Backpropagation mechanics), §3.3.1 Yêu cầu bộ nhớ cho giá trị kích hoạt (Activation memory requirements), §4.3.2 Quản lý bộ nhớ (Memory management));
+# 2. dựng **số byte mỗi tham số** từ những bản sao mà một công thức (recipe) giữ và dtype của từng bản, rồi xem mỗi con số tổng của chương sách giả định công thức nào, tính theo byte mỗi tham số (§3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications), §4.3.2 Quản lý bộ nhớ (Memory management), §8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls));
+# 3. dùng một công thức giá trị kích hoạt cho mỗi lớp, $s\,b\,h\,(34 + 5\,a\,s/h)$, của Korthikanti và cộng sự (2022, ngoài chương sách), đặt cạnh cách chương sách tự phân tích (§3.3.1 Yêu cầu bộ nhớ cho giá trị kích hoạt (Activation memory requirements));
+# 4. đọc FP32 / FP16 / BF16 từ `torch.finfo`, xem gradient bị tràn dưới (underflow) trong FP16 và phép nhân tỉ lệ mất mát (loss scaling) đưa chúng trở lại (§6.3 Huấn luyện với độ chính xác hỗn hợp (Mixed-precision training), §6.3.1 Nhân tỉ lệ mất mát (Loss scaling), §6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits));
+# 5. đo lưu điểm giá trị kích hoạt (activation checkpointing) bằng `torch.utils.checkpoint`: đỉnh bộ nhớ trong lượt ngược và phần tính lại (§6.5.1.2 Lưu điểm giá trị kích hoạt (Activation checkpointing), §6.5.2 Chiến lược đặt điểm lưu tối ưu (Optimal checkpoint placement strategy));
+# 6. đưa GPT-2 XL vừa vào một V100 32 GiB như chương sách làm, và xem phép chia cho 4 của nó giả định điều gì (§6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits), §6.7 Tối ưu GPT-2 từng bước (GPT-2 optimization walkthrough)).
 #
 # Chỗ nào bài lab đi xa hơn chương sách (một công thức từ bài báo, một ví dụ của riêng bài lab), văn bản nói rõ và nêu nguồn.
 #
@@ -105,7 +105,7 @@ TERM = {"weights": tr("weights"), "gradients": tr("gradients"), "optimizer_state
 # * **activations**: what autograd saved for backward during the forward pass, counted with `torch.autograd.graph.saved_tensors_hooks`.
 
 # %% [markdown] tags=["vi"]
-# ## 1. Bốn số hạng, đo thực tế (§3.3 Backpropagation mechanics, §4.3.2 Memory management)
+# ## 1. Bốn số hạng, đo thực tế (§3.3 Cơ chế lan truyền ngược (Backpropagation mechanics), §4.3.2 Quản lý bộ nhớ (Memory management))
 #
 # `measure_four_terms` dựng mô hình từ một cấu hình, chạy một lượt xuôi tới giá trị mất mát, một lượt ngược và một bước của bộ tối ưu, rồi báo cáo số byte:
 #
@@ -134,7 +134,7 @@ with skip_if_unwritten():
 
 # %%
 with skip_if_unwritten():
-    widths = [16, 32, 64, 128]
+    widths = [8, 16, 32, 64]
     parts = ["weights", "gradients", "optimizer_state", "activations"]
     rows = [memory.measure_four_terms(config={"kind": "gpt", "d_model": d}, batch_size=8, optimizer=adam) for d in widths]
 
@@ -158,7 +158,7 @@ grader.check("four_terms")
 # * Forward hooks on the leaf modules see **module outputs**. They miss what is saved *inside* functional code (the attention scores and softmax of the attention layer, the loss), and they count outputs that nobody saves.
 
 # %% [markdown] tags=["vi"]
-# ### Hai cách đếm giá trị kích hoạt (§3.3.1 Activation memory requirements)
+# ### Hai cách đếm giá trị kích hoạt (§3.3.1 Yêu cầu bộ nhớ cho giá trị kích hoạt (Activation memory requirements))
 #
 # * `saved_tensors_hooks(pack, unpack)` thấy **chính xác** các tensor mà autograd giữ lại cho lượt ngược: đầu vào của các lớp, đầu ra softmax, đầu vào GELU, log-xác suất của hàm mất mát, các tensor chỉ số và mặt nạ (mask). Tham số cũng được lưu (một `Linear` cần trọng số của nó để tính gradient theo đầu vào) nhưng chúng là trọng số, không phải giá trị kích hoạt, nên bị loại ra; nhiều lần lưu có thể dùng chung một vùng lưu trữ (storage) (một view, hoặc một tensor được hai phép toán cùng lưu), và vùng nhớ đó chỉ bị chiếm một lần.
 # * Forward hook trên các module lá thấy **đầu ra của module**. Chúng bỏ sót những gì được lưu *bên trong* mã dạng hàm (functional) (điểm attention và softmax của lớp attention, hàm mất mát), và lại đếm cả những đầu ra không ai lưu.
@@ -182,7 +182,7 @@ grader.check("activation_hooks")
 # %% [markdown] tags=["vi"]
 # ### Dự đoán trước
 #
-# Chương sách tính trọng số, gradient và trạng thái Adam của một mô hình 7B tham số là **84 GB** (§1 Training Systems Fundamentals). Con số đó giả định bao nhiêu **byte mỗi tham số**? Một số từ 1 đến 40 (B/tham số).
+# Chương sách tính trọng số, gradient và trạng thái Adam của một mô hình 7B tham số là **84 GB** (§1 Nền tảng hệ thống huấn luyện (Training Systems Fundamentals)). Con số đó giả định bao nhiêu **byte mỗi tham số**? Một số từ 1 đến 40 (B/tham số).
 
 # %%
 guess = None  # tr: your prediction, from 1 to 40 (B/param), in place of None
@@ -205,18 +205,18 @@ predict("seven_b_bytes", guess)
 # `recipe_bytes` builds each total from its parts; the recipes below are the table's rows.
 
 # %% [markdown] tags=["vi"]
-# ## 2. Số byte mỗi tham số, dựng từ các phần (§3.2.3 Optimization algorithm system implications, §4.3.2 Memory management, §8 Fallacies and Pitfalls — ngộ nhận và cạm bẫy)
+# ## 2. Số byte mỗi tham số, dựng từ các phần (§3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications), §4.3.2 Quản lý bộ nhớ (Memory management), §8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls))
 #
 # Trọng số, gradient và trạng thái bộ tối ưu tốn một số byte cố định cho mỗi tham số, nhưng **con số nào** thì tuỳ vào công thức (recipe) giữ những bản sao nào và ở dtype nào. Chương sách dùng bốn công thức ở những chỗ khác nhau, và mỗi con số tổng của nó giả định một trong số đó:
 #
 # | công thức | trọng số | gradient | bản sao chính (master) | bộ tối ưu (Adam m, v) | B/tham số | con số của chương sách |
 # |---|---|---|---|---|---|---|
-# | Adam FP32 | FP32 4 | FP32 4 | không | 2 × FP32 = 8 | **16** | GPT-2 1,5B: 6 + 6 + 12 = 24 GB (§3.2.3 Optimization algorithm system implications) |
-# | độ chính xác hỗn hợp có bản sao chính FP32 | FP16 2 | FP16 2 | FP32 4 | 8 | **16** | GPT-2: 3 + 3 + 6 + 12 = 24 GB (§3.2.3 Optimization algorithm system implications, §6.3.2 Mixed-precision benefits) |
-# | trọng số và gradient FP16, moment FP32, không có bản sao chính | 2 | 2 | không | 8 | **12** | 7B: 14 + 14 + 56 = 84 GB (§1 Training Systems Fundamentals, §4.3.2 Memory management) |
-# | chỉ trọng số FP16 và trạng thái bộ tối ưu | 2 | không tính | không | 8 | **10** | 20B: 40 + 160 = 200 GB (§8 Fallacies and Pitfalls, ngộ nhận thứ nhất) |
+# | Adam FP32 | FP32 4 | FP32 4 | không | 2 × FP32 = 8 | **16** | GPT-2 1,5B: 6 + 6 + 12 = 24 GB (§3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications)) |
+# | độ chính xác hỗn hợp có bản sao chính FP32 | FP16 2 | FP16 2 | FP32 4 | 8 | **16** | GPT-2: 3 + 3 + 6 + 12 = 24 GB (§3.2.3 Hệ quả hệ thống của thuật toán tối ưu (Optimization algorithm system implications), §6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits)) |
+# | trọng số và gradient FP16, moment FP32, không có bản sao chính | 2 | 2 | không | 8 | **12** | 7B: 14 + 14 + 56 = 84 GB (§1 Nền tảng hệ thống huấn luyện (Training Systems Fundamentals), §4.3.2 Quản lý bộ nhớ (Memory management)) |
+# | chỉ trọng số FP16 và trạng thái bộ tối ưu | 2 | không tính | không | 8 | **10** | 20B: 40 + 160 = 200 GB (§8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls), ngộ nhận thứ nhất) |
 #
-# Cạm bẫy về ngân sách bộ nhớ của chương sách (§8 Fallacies and Pitfalls) gói chúng lại: "12–16 byte mỗi tham số" trước khi tính giá trị kích hoạt. Hàm `bytes_per_parameter` của bài lab này dùng 16 (độ chính xác hỗn hợp có bản sao chính), nên tổng cho 7B là **112 GB, không phải 84 GB của chương sách**: chênh lệch chính là 4 byte của bản sao chính mà con số 84 GB bỏ qua. Bỏ bản sao chính thì mất các cập nhật nhỏ, như Phần 4 cho thấy; vì vậy công thức độ chính xác hỗn hợp của chính chương sách (§6.3.2 Mixed-precision benefits) vẫn giữ nó. (Con số 18 B/tham số với gradient FP32, phương án thứ ba bên dưới, lấy từ tài liệu về distributed optimizer của Megatron Core, ngoài chương sách.) Giá trị kích hoạt không nằm trong con số nào ở đây: chúng phụ thuộc vào batch.
+# Cạm bẫy về ngân sách bộ nhớ của chương sách (§8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls)) gói chúng lại: "12–16 byte mỗi tham số" trước khi tính giá trị kích hoạt. Hàm `bytes_per_parameter` của bài lab này dùng 16 (độ chính xác hỗn hợp có bản sao chính), nên tổng cho 7B là **112 GB, không phải 84 GB của chương sách**: chênh lệch chính là 4 byte của bản sao chính mà con số 84 GB bỏ qua. Bỏ bản sao chính thì mất các cập nhật nhỏ, như Phần 4 cho thấy; vì vậy công thức độ chính xác hỗn hợp của chính chương sách (§6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits)) vẫn giữ nó. (Con số 18 B/tham số với gradient FP32, phương án thứ ba bên dưới, lấy từ tài liệu về distributed optimizer của Megatron Core, ngoài chương sách.) Giá trị kích hoạt không nằm trong con số nào ở đây: chúng phụ thuộc vào batch.
 #
 # `recipe_bytes` dựng mỗi con số tổng từ các phần của nó; các công thức bên dưới chính là các hàng của bảng.
 
@@ -276,6 +276,20 @@ grader.check("recipes")
 # *Một dòng ở đây.*
 
 # %% [markdown] tags=["en"]
+# ### Predict first: the largest term
+#
+# Before part 3 counts GPT-2 XL's activations: GPT-2 XL (1.5e9 parameters, 48 layers) trained with mixed-precision Adam at micro-batch 8 and sequence 1024: which of the four terms is the **largest**: a) weights, b) gradients, c) optimizer state, d) activations? Write the letter or the words. The measurement comes at the end of part 3.
+
+# %% [markdown] tags=["vi"]
+# ### Dự đoán trước: số hạng lớn nhất
+#
+# Trước khi phần 3 đếm giá trị kích hoạt của GPT-2 XL: GPT-2 XL (1,5e9 tham số, 48 lớp) huấn luyện bằng Adam độ chính xác hỗn hợp, micro-batch 8, độ dài chuỗi 1024: số hạng nào trong bốn số hạng **lớn nhất**: a) trọng số, b) gradient, c) trạng thái bộ tối ưu, d) giá trị kích hoạt? Ghi chữ cái hoặc tên của nó. Phép đo nằm ở cuối phần 3.
+
+# %%
+guess = None  # tr: your prediction: a letter (a to d) or the term's name, in place of None
+predict("dominant_term", guess)
+
+# %% [markdown] tags=["en"]
 # ## 3. Activations per transformer layer (giá trị kích hoạt) (§3.3.1 Activation memory requirements)
 #
 # **Beyond the chapter.** The per-layer formula of this part is from Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models" (arXiv:2205.05198, 2022). Per layer, in FP16 bytes: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
@@ -285,13 +299,13 @@ grader.check("recipes")
 # How it relates to the chapter: §3.3.1 Activation memory requirements itemises a GPT-2 XL layer (b = 8, s = 1024) as Q, K, V and the attention output ($4\,sbh$ values), the FFN expansion ($4\,sbh$ values, width $4h$), the same three $5\,a\,s^2 b$ attention buffers (the term it shares with the paper: "the dominant term ... exactly what selective recomputation discards") and about 10 MB of layer-norm states: about **1.27 GB per layer**, 60.9 GB for 48 layers. Its total, **71.7 GB**, is a library estimate that "includes residual-stream and framework buffers beyond the line items": it is this formula's $48 \times 1.494$ GB. The cell below prints both.
 
 # %% [markdown] tags=["vi"]
-# ## 3. Giá trị kích hoạt của mỗi lớp transformer (§3.3.1 Activation memory requirements)
+# ## 3. Giá trị kích hoạt của mỗi lớp transformer (§3.3.1 Yêu cầu bộ nhớ cho giá trị kích hoạt (Activation memory requirements))
 #
 # **Ngoài chương sách.** Công thức cho mỗi lớp trong phần này lấy từ Korthikanti và cộng sự, "Reducing Activation Recomputation in Large Transformer Models" (arXiv:2205.05198, 2022). Mỗi lớp, theo byte FP16: $s\,b\,h\,(34 + 5\,a\,s/h) = 34\,sbh + 5\,a\,s^2 b$.
 # Số 5 là ma trận điểm attention (attention score matrix): 2 byte cho điểm $QK^T$, 2 cho đầu ra softmax, 1 cho mặt nạ dropout, mỗi tensor có kích thước $b \times a \times s \times s$.
 # **Tính lại có chọn lọc** (selective recomputation) tính lại các tensor đó và giữ $34\,sbh$; **tính lại toàn bộ** (full recomputation) chỉ giữ đầu vào của lớp, $2\,sbh$ (hai cách tính lại của bài báo).
 #
-# Liên hệ với chương sách: §3.3.1 Activation memory requirements liệt kê từng khoản của một lớp GPT-2 XL (b = 8, s = 1024): Q, K, V và đầu ra attention ($4\,sbh$ giá trị), phần mở rộng FFN ($4\,sbh$ giá trị, độ rộng $4h$), đúng ba bộ đệm attention $5\,a\,s^2 b$ (số hạng chung với bài báo: "số hạng trội ... đúng là phần mà tính lại có chọn lọc bỏ đi") và khoảng 10 MB trạng thái layer norm: khoảng **1,27 GB mỗi lớp**, 60,9 GB cho 48 lớp. Con số tổng của nó, **71,7 GB**, là ước lượng của một thư viện, "gồm cả các bộ đệm của luồng dư (residual stream) và của framework ngoài các khoản đã liệt kê": đó chính là $48 \times 1{,}494$ GB của công thức này. Ô bên dưới in cả hai.
+# Liên hệ với chương sách: §3.3.1 Yêu cầu bộ nhớ cho giá trị kích hoạt (Activation memory requirements) liệt kê từng khoản của một lớp GPT-2 XL (b = 8, s = 1024): Q, K, V và đầu ra attention ($4\,sbh$ giá trị), phần mở rộng FFN ($4\,sbh$ giá trị, độ rộng $4h$), đúng ba bộ đệm attention $5\,a\,s^2 b$ (số hạng chung với bài báo: "số hạng trội ... đúng là phần mà tính lại có chọn lọc bỏ đi") và khoảng 10 MB trạng thái layer norm: khoảng **1,27 GB mỗi lớp**, 60,9 GB cho 48 lớp. Con số tổng của nó, **71,7 GB**, là ước lượng của một thư viện, "gồm cả các bộ đệm của luồng dư (residual stream) và của framework ngoài các khoản đã liệt kê": đó chính là $48 \times 1{,}494$ GB của công thức này. Ô bên dưới in cả hai.
 
 # %%
 with skip_if_unwritten():
@@ -320,20 +334,6 @@ with skip_if_unwritten():
     ax.bar([str(s) for s in seqs], np.subtract(total, linear), bottom=linear, label=tr("5·a·s²·b (attention, quadratic)"))
     ax.set_xlabel(tr("sequence length s")); ax.set_ylabel(tr("GB per layer (GPT-2 XL, b=8)"))
     ax.legend(); show()
-
-# %% [markdown] tags=["en"]
-# ### Predict first
-#
-# GPT-2 XL (1.5e9 parameters, 48 layers) trained with mixed-precision Adam at micro-batch 8 and sequence 1024: which of the four terms is the **largest**: a) weights, b) gradients, c) optimizer state, d) activations? Write the letter or the words.
-
-# %% [markdown] tags=["vi"]
-# ### Dự đoán trước
-#
-# GPT-2 XL (1,5e9 tham số, 48 lớp) huấn luyện bằng Adam độ chính xác hỗn hợp, micro-batch 8, độ dài chuỗi 1024: số hạng nào trong bốn số hạng **lớn nhất**: a) trọng số, b) gradient, c) trạng thái bộ tối ưu, d) giá trị kích hoạt? Ghi chữ cái hoặc tên của nó.
-
-# %%
-guess = None  # tr: your prediction: a letter (a to d) or the term's name, in place of None
-predict("dominant_term", guess)
 
 # %% [markdown] tags=["en"]
 # The same four terms at real scale: GPT-2 small, medium, large and XL with mixed-precision Adam, micro-batch 8, sequence 1024. Weights are 2 bytes/parameter, gradients 2, optimizer state (master + m + v) 12; activations by the formula above (Korthikanti et al.).
@@ -384,7 +384,7 @@ grader.check("activation_formula")
 # FP16 has 5 exponent bits: its largest value is 65504, normal numbers stop at 6.1e-5, and anything below half the smallest subnormal (6e-8 / 2) rounds to 0. BF16 keeps FP32's 8 exponent bits (same range) but only 7 mantissa bits (eps 7.8e-3). The chapter gives the ranges; the eps values (the spacing just above 1) are the formats' own, read from `torch.finfo`.
 
 # %% [markdown] tags=["vi"]
-# ## 4. Định dạng số: FP32, FP16, BF16 (§6.3 Mixed-precision training)
+# ## 4. Định dạng số: FP32, FP16, BF16 (§6.3 Huấn luyện với độ chính xác hỗn hợp (Mixed-precision training))
 #
 # FP16 có 5 bit số mũ: giá trị lớn nhất là 65504, các số chuẩn (normal) dừng ở 6,1e-5, và mọi giá trị nhỏ hơn một nửa số dưới chuẩn (subnormal) nhỏ nhất (6e-8 / 2) đều bị làm tròn về 0. BF16 giữ 8 bit số mũ của FP32 (cùng phạm vi) nhưng chỉ có 7 bit phần định trị (mantissa) (eps 7,8e-3). Chương sách cho các phạm vi; các giá trị eps (khoảng cách ngay trên 1) là của chính các định dạng, đọc từ `torch.finfo`.
 
@@ -403,7 +403,7 @@ with skip_if_unwritten():
 # Real gradients of a deep MLP with small initial weights shrink layer by layer. Cast to FP16, many of them flush to zero. **Loss scaling** (§6.3.1 Loss scaling) multiplies the loss (and so every gradient) by $2^k$ before backward, which lifts them back into FP16's range; too large a scale overflows to inf instead. The chapter names three scales: $2^{10}$ as an example (§6.3.1 Loss scaling), a start at $2^{15}$ halved on overflow and "typically $2^8$ to $2^{14}$" (§6.3.2 Mixed-precision benefits). The sweep below covers them all; the graded checks use $2^{15}$, the chapter's starting scale.
 
 # %% [markdown] tags=["vi"]
-# Gradient thật của một MLP sâu với trọng số khởi tạo nhỏ co lại dần qua từng lớp. Khi ép sang FP16, nhiều gradient bị làm tròn về 0. **Nhân tỉ lệ mất mát** (loss scaling) (§6.3.1 Loss scaling) nhân giá trị mất mát (và do đó mọi gradient) với $2^k$ trước lượt ngược, đưa chúng trở lại phạm vi của FP16; hệ số quá lớn thì ngược lại gây tràn trên (overflow) thành inf. Chương sách nêu ba mức: $2^{10}$ làm ví dụ (§6.3.1 Loss scaling), bắt đầu từ $2^{15}$ và giảm một nửa khi tràn trên, và "thường từ $2^8$ đến $2^{14}$" (§6.3.2 Mixed-precision benefits). Phép quét bên dưới bao gồm tất cả; các bài kiểm tra chấm điểm dùng $2^{15}$, mức bắt đầu của chương sách.
+# Gradient thật của một MLP sâu với trọng số khởi tạo nhỏ co lại dần qua từng lớp. Khi ép sang FP16, nhiều gradient bị làm tròn về 0. **Nhân tỉ lệ mất mát** (loss scaling) (§6.3.1 Nhân tỉ lệ mất mát (Loss scaling)) nhân giá trị mất mát (và do đó mọi gradient) với $2^k$ trước lượt ngược, đưa chúng trở lại phạm vi của FP16; hệ số quá lớn thì ngược lại gây tràn trên (overflow) thành inf. Chương sách nêu ba mức: $2^{10}$ làm ví dụ (§6.3.1 Nhân tỉ lệ mất mát (Loss scaling)), bắt đầu từ $2^{15}$ và giảm một nửa khi tràn trên, và "thường từ $2^8$ đến $2^{14}$" (§6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits)). Phép quét bên dưới bao gồm tất cả; các bài kiểm tra chấm điểm dùng $2^{15}$, mức bắt đầu của chương sách.
 
 # %%
 with skip_if_unwritten():
@@ -428,12 +428,25 @@ with skip_if_unwritten():
 # %% [markdown] tags=["en"]
 # Why master weights stay FP32 (§6.3.2 Mixed-precision benefits). The chapter says it in one sentence: "a small learning rate (2.5e-4) multiplied by an FP16 gradient can round to zero, but FP32 accumulation preserves these tiny updates". The numbers below are **the lab's own example**, not the chapter's: a gradient of 1e-2 (so lr × grad = 2.5e-6) and a weight of exactly 1 ("w = 1").
 #
-# Why it is lost, derived: FP16 keeps 10 mantissa bits, so the next value above 1 is $1 + 2^{-10}$ (that gap is FP16's eps, 9.8e-4). Round-to-nearest sends $1 + u$ back to 1 whenever $u < 2^{-11} \approx 4.9\text{e-}4$; 2.5e-6 is 200 times smaller. The update itself is not zero in FP16 (2.5e-6 is a subnormal, above 6e-8): it is lost in the **addition**. At any weight $w$ the threshold scales with it: an update below about $|w| \cdot 2^{-11}$ is lost, so w = 1 stands for every weight of order 1. In FP32 the gap above 1 is $2^{-23} \approx 1.2\text{e-}7$, and the update survives. (The product lr × grad rounds to zero in FP16 itself only below 3e-8, half the smallest subnormal: gradients under about 1.2e-4 at this learning rate.)
+# Why it is lost, derived: FP16 keeps 10 mantissa bits, so the next value above 1 is $1 + 2^{-10}$ (that gap is FP16's eps). Round-to-nearest sends $1 + u$ back to 1 whenever $u < 2^{-11}$, and 2.5e-6 is far smaller. The update itself is not zero in FP16 (2.5e-6 is a subnormal, above the smallest one, $2^{-24}$): it is lost in the **addition**. At any weight $w$ the threshold scales with it: an update below about $|w| \cdot 2^{-11}$ is lost, so w = 1 stands for every weight of order 1. In FP32 the gap above 1 is $2^{-23}$, and the update survives. (The product lr × grad rounds to zero in FP16 itself only below half the smallest subnormal, $2^{-25}$.) The cell below prints each of these numbers, read from the formats with `np.spacing` (the gap to the next value of a dtype) and `np.finfo`.
 
 # %% [markdown] tags=["vi"]
-# Vì sao trọng số chính (master weights) giữ ở FP32 (§6.3.2 Mixed-precision benefits). Chương sách nói điều này trong một câu: "một tốc độ học nhỏ (2,5e-4) nhân với một gradient FP16 có thể bị làm tròn về 0, nhưng phép cộng dồn FP32 giữ lại được những cập nhật rất nhỏ này". Các con số bên dưới là **ví dụ của riêng bài lab**, không phải của chương sách: một gradient bằng 1e-2 (nên lr × grad = 2,5e-6) và một trọng số đúng bằng 1 ("w = 1").
+# Vì sao trọng số chính (master weights) giữ ở FP32 (§6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits)). Chương sách nói điều này trong một câu: "một tốc độ học nhỏ (2,5e-4) nhân với một gradient FP16 có thể bị làm tròn về 0, nhưng phép cộng dồn FP32 giữ lại được những cập nhật rất nhỏ này". Các con số bên dưới là **ví dụ của riêng bài lab**, không phải của chương sách: một gradient bằng 1e-2 (nên lr × grad = 2,5e-6) và một trọng số đúng bằng 1 ("w = 1").
 #
-# Vì sao cập nhật bị mất, suy ra từng bước: FP16 giữ 10 bit phần định trị, nên giá trị kế tiếp lớn hơn 1 là $1 + 2^{-10}$ (khoảng cách đó là eps của FP16, 9,8e-4). Làm tròn về số gần nhất đưa $1 + u$ về lại 1 mỗi khi $u < 2^{-11} \approx 4{,}9\text{e-}4$; 2,5e-6 nhỏ hơn 200 lần. Bản thân cập nhật không bằng 0 trong FP16 (2,5e-6 là một số dưới chuẩn, lớn hơn 6e-8): nó bị mất ở **phép cộng**. Với trọng số $w$ bất kỳ, ngưỡng tỉ lệ theo nó: cập nhật nhỏ hơn khoảng $|w| \cdot 2^{-11}$ thì bị mất, nên w = 1 đại diện cho mọi trọng số cỡ 1. Trong FP32, khoảng cách ngay trên 1 là $2^{-23} \approx 1{,}2\text{e-}7$, và cập nhật được giữ lại. (Bản thân tích lr × grad chỉ bị làm tròn về 0 trong FP16 khi nhỏ hơn 3e-8, một nửa số dưới chuẩn nhỏ nhất: tức gradient dưới khoảng 1,2e-4 ở tốc độ học này.)
+# Vì sao cập nhật bị mất, suy ra từng bước: FP16 giữ 10 bit phần định trị, nên giá trị kế tiếp lớn hơn 1 là $1 + 2^{-10}$ (khoảng cách đó là eps của FP16). Làm tròn về số gần nhất đưa $1 + u$ về lại 1 mỗi khi $u < 2^{-11}$, và 2,5e-6 nhỏ hơn thế rất nhiều. Bản thân cập nhật không bằng 0 trong FP16 (2,5e-6 là một số dưới chuẩn, lớn hơn số dưới chuẩn nhỏ nhất, $2^{-24}$): nó bị mất ở **phép cộng**. Với trọng số $w$ bất kỳ, ngưỡng tỉ lệ theo nó: cập nhật nhỏ hơn khoảng $|w| \cdot 2^{-11}$ thì bị mất, nên w = 1 đại diện cho mọi trọng số cỡ 1. Trong FP32, khoảng cách ngay trên 1 là $2^{-23}$, và cập nhật được giữ lại. (Bản thân tích lr × grad chỉ bị làm tròn về 0 trong FP16 khi nhỏ hơn một nửa số dưới chuẩn nhỏ nhất, $2^{-25}$.) Ô bên dưới in từng con số này, đọc từ chính các định dạng bằng `np.spacing` (khoảng cách tới giá trị kế tiếp của một dtype) và `np.finfo`.
+
+# %%
+# tr: the derivation's numbers, read from the formats (np.spacing: the gap to the next value of a dtype)
+for name, dtype in (("FP16", np.float16), ("FP32", np.float32)):
+    gap = float(np.spacing(dtype(1)))
+    print(tr("{fmt}: the next value above 1 is 1 + {gap}; 1 + u rounds back to 1 for u below {half}").format(
+        fmt=name, gap=num(gap, ".3g"), half=num(gap / 2, ".3g")))
+half_fp16 = float(np.spacing(np.float16(1))) / 2
+print(tr("the lab's update 2.5e-6 is {times} times smaller than FP16's {half}").format(
+    times=num(half_fp16 / 2.5e-6, ".0f"), half=num(half_fp16, ".3g")))
+zero = float(np.finfo(np.float16).smallest_subnormal) / 2
+print(tr("in FP16 a product rounds to 0 below {zero} (half the smallest subnormal): at lr 2.5e-4, gradients "
+         "below {grad}").format(zero=num(zero, ".3g"), grad=num(zero / 2.5e-4, ".3g")))
 
 # %%
 with skip_if_unwritten():
@@ -456,17 +469,17 @@ grader.check("number_formats")
 # * `train_fp16_toggle`: `model.half()` and plain SGD on the FP16 weights, `p -= lr * p.grad`, no loss scaling;
 # * `train_fp16_master`: the same run with an FP32 master copy of every weight that trains, the loss scaled before backward and the gradient unscaled in FP32, the master updated and copied into the FP16 model.
 #
-# The model is **the lab's own example**: one hidden layer whose weights have a standard deviation of 0.3, biases frozen (a bias starts at 0, where no update is lost), lr = 1e-5. Each update is a few times 1e-6, far below half the FP16 spacing next to a weight of 0.3 (about 6e-5): in FP16 it rounds away, as the lost updates of the last cell showed. In FP32 the master copy adds the 20 updates up.
+# The model is **the lab's own example**: one hidden layer whose weights have a standard deviation of 0.3, biases frozen (a bias starts at 0, where no update is lost), lr = 1e-5. Each update, lr × its gradient, is far below half the FP16 spacing next to its weight (next to 0.3 the spacing is $2^{-12}$, so half of it is $2^{-13}$): in FP16 it rounds away, as the lost updates of the last cell showed. In FP32 the master copy adds the 20 updates up. The cell after the runs measures both on this model: the spacing, the size of the first step's updates, and the share of them that FP16 rounds away.
 
 # %% [markdown] tags=["vi"]
-# ### Cố tình làm hỏng: độ chính xác hỗn hợp như một công tắc (§8 Fallacies and Pitfalls)
+# ### Cố tình làm hỏng: độ chính xác hỗn hợp như một công tắc (§8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls))
 #
-# Cạm bẫy của chương sách: coi độ chính xác hỗn hợp là một công tắc ép mô hình sang FP16, không có bản sao chính FP32 và không nhân tỉ lệ mất mát (§6.3.2 Mixed-precision benefits). Hãy tự viết nó, rồi viết bản sửa, và xem cả hai huấn luyện:
+# Cạm bẫy của chương sách: coi độ chính xác hỗn hợp là một công tắc ép mô hình sang FP16, không có bản sao chính FP32 và không nhân tỉ lệ mất mát (§6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits)). Hãy tự viết nó, rồi viết bản sửa, và xem cả hai huấn luyện:
 #
 # * `train_fp16_toggle`: `model.half()` và SGD thuần trên trọng số FP16, `p -= lr * p.grad`, không nhân tỉ lệ mất mát;
 # * `train_fp16_master`: cùng lượt chạy đó với bản sao chính FP32 của mọi trọng số được huấn luyện, giá trị mất mát được nhân tỉ lệ trước lượt ngược và gradient được chia lại trong FP32, bản sao chính được cập nhật rồi chép vào mô hình FP16.
 #
-# Mô hình là **ví dụ của riêng bài lab**: một lớp ẩn với trọng số có độ lệch chuẩn 0,3, bias bị đóng băng (một bias bắt đầu từ 0, nơi không cập nhật nào bị mất), lr = 1e-5. Mỗi cập nhật cỡ vài lần 1e-6, nhỏ hơn nhiều so với nửa khoảng cách FP16 cạnh một trọng số 0,3 (khoảng 6e-5): trong FP16 nó bị làm tròn mất, như các cập nhật bị mất ở ô trước. Trong FP32, bản sao chính cộng dồn 20 cập nhật đó.
+# Mô hình là **ví dụ của riêng bài lab**: một lớp ẩn với trọng số có độ lệch chuẩn 0,3, bias bị đóng băng (một bias bắt đầu từ 0, nơi không cập nhật nào bị mất), lr = 1e-5. Mỗi cập nhật, tức lr × gradient của nó, nhỏ hơn nhiều so với nửa khoảng cách FP16 cạnh trọng số của nó (cạnh 0,3 khoảng cách là $2^{-12}$, nên một nửa là $2^{-13}$): trong FP16 nó bị làm tròn mất, như các cập nhật bị mất ở ô trước. Trong FP32, bản sao chính cộng dồn 20 cập nhật đó. Ô sau các lượt chạy đo cả hai trên chính mô hình này: khoảng cách, độ lớn các cập nhật của bước đầu, và tỉ lệ cập nhật bị FP16 làm tròn mất.
 
 # %%
 toggle_model = {"kind": "mlp", "n_layers": 1, "init_std": 0.3, "act": "relu",
@@ -480,6 +493,22 @@ for name, losses in runs_fp16.items():
         print(tr("{run}: loss {first} -> {last}").format(run=name, first=num(losses[0], 5), last=num(losses[-1], 5)))
         ax.plot(range(1, len(losses) + 1), losses, "o-", label=name)
 ax.set_xlabel(tr("step")); ax.set_ylabel(tr("loss")); ax.legend(); show()
+
+# %%
+# tr: why the toggle stalls, measured with lab3_models (not your code): first-step updates against half the FP16 spacing
+probe = lab3_models.build_model(toggle_model)
+lab3_models.forward_loss(probe, lab3_models.make_batch(toggle_model, run["batch_size"], seed=0)).backward()
+trained = [p for p in probe.parameters() if p.requires_grad]
+update = np.concatenate([run["lr"] * np.abs(p.grad.numpy()).ravel() for p in trained])
+half_gap = np.concatenate([np.spacing(np.abs(p.detach().numpy()).astype(np.float16)).astype(np.float64).ravel() / 2
+                           for p in trained])
+gap_03 = float(np.spacing(np.float16(0.3)))
+print(tr("FP16 spacing next to a weight of 0.3: {gap}; half of it: {half}").format(
+    gap=num(gap_03, ".3g"), half=num(gap_03 / 2, ".3g")))
+print(tr("the first step's updates (lr × gradient): median {median}, largest {largest}").format(
+    median=num(float(np.median(update)), ".2g"), largest=num(float(update.max()), ".2g")))
+print(tr("updates below half the FP16 spacing next to their weight: {share}").format(
+    share=num(float(np.mean(update < half_gap)), ".1%")))
 
 # %%
 grader.check("fp16_toggle")
@@ -507,9 +536,9 @@ predict("checkpoint_saving", guess)
 # The chapter's model (§6.5.2 Optimal checkpoint placement strategy, its table): $N$ layers, each holding $A$ bytes of activations, and $k$ checkpoints. The forward pass keeps only the checkpoints; backward rebuilds one segment of $N/k$ layers at a time from the checkpoint before it. So the memory to count is the **peak during backward**, $k \cdot A + (N/k) \cdot A$: every checkpoint, plus one segment rebuilt. In units of $A$ that is $k + N/k$, smallest near $k = \sqrt N$: 48 layers with 7 checkpoints keep 13.9 units of 48, a 71% saving (the chapter's ≈ 14·A and 71%; §3.3.2 Memory-computation trade-offs: $O(N)$ becomes $O(\sqrt N)$).
 
 # %% [markdown] tags=["vi"]
-# ## 5. Lưu điểm (checkpointing) và tính lại (recompute) (§6.5.1.2 Activation checkpointing, §6.5.2 Optimal checkpoint placement strategy)
+# ## 5. Lưu điểm (checkpointing) và tính lại (recompute) (§6.5.1.2 Lưu điểm giá trị kích hoạt (Activation checkpointing), §6.5.2 Chiến lược đặt điểm lưu tối ưu (Optimal checkpoint placement strategy))
 #
-# Mô hình của chương sách (bảng trong §6.5.2 Optimal checkpoint placement strategy): $N$ lớp, mỗi lớp giữ $A$ byte giá trị kích hoạt, và $k$ điểm lưu. Lượt xuôi chỉ giữ các điểm lưu; lượt ngược dựng lại từng đoạn $N/k$ lớp một, từ điểm lưu đứng trước nó. Vì vậy bộ nhớ cần tính là **đỉnh trong lượt ngược**, $k \cdot A + (N/k) \cdot A$: mọi điểm lưu, cộng một đoạn đang được dựng lại. Tính theo đơn vị $A$ là $k + N/k$, nhỏ nhất khi $k$ gần $\sqrt N$: 48 lớp với 7 điểm lưu giữ 13,9 trên 48 đơn vị, tiết kiệm 71% (con số ≈ 14·A và 71% của chương sách; §3.3.2 Memory-computation trade-offs: $O(N)$ thành $O(\sqrt N)$).
+# Mô hình của chương sách (bảng trong §6.5.2 Chiến lược đặt điểm lưu tối ưu (Optimal checkpoint placement strategy)): $N$ lớp, mỗi lớp giữ $A$ byte giá trị kích hoạt, và $k$ điểm lưu. Lượt xuôi chỉ giữ các điểm lưu; lượt ngược dựng lại từng đoạn $N/k$ lớp một, từ điểm lưu đứng trước nó. Vì vậy bộ nhớ cần tính là **đỉnh trong lượt ngược**, $k \cdot A + (N/k) \cdot A$: mọi điểm lưu, cộng một đoạn đang được dựng lại. Tính theo đơn vị $A$ là $k + N/k$, nhỏ nhất khi $k$ gần $\sqrt N$: 48 lớp với 7 điểm lưu giữ 13,9 trên 48 đơn vị, tiết kiệm 71% (con số ≈ 14·A và 71% của chương sách; §3.3.2 Đánh đổi giữa bộ nhớ và tính toán (Memory-computation trade-offs): $O(N)$ thành $O(\sqrt N)$).
 
 # %%
 with skip_if_unwritten():
@@ -539,7 +568,7 @@ with skip_if_unwritten():
 #
 # * `saved_bytes`: những gì lượt xuôi để lại (các điểm lưu, và những gì phần embedding và phần đầu ra (head) lưu). Nó giảm khi đoạn dài ra, nhưng **không** phải bộ nhớ mà lưu điểm cần: lượt ngược phải dựng lại giá trị kích hoạt của một đoạn rồi mới dùng được.
 # * `peak_bytes` = `saved_bytes` + `segment_bytes`: mọi điểm lưu cộng với đoạn lớn nhất đang được dựng lại, tức đỉnh bộ nhớ theo cách bảng của chương sách tính. Khi cả mô hình là một đoạn, nó đúng bằng tổng khi không lưu điểm.
-# * `recompute_fraction`: lượt xuôi của mỗi khối chạy thêm một lần trong lượt ngược. Một lượt ngược tốn khoảng hai lượt xuôi (§1 Training Systems Fundamentals), nên đó là 1/3 khối lượng tính toán của các khối trong một bước: con số "≈ 33%" của chương sách. (Bảng của chương sách tính $N_L - k$ lượt xuôi phải chạy lại, như thể mỗi điểm lưu là đầu ra của một lớp; `torch.utils.checkpoint` giữ *đầu vào* của một đoạn và chạy lại mọi khối của đoạn đó.)
+# * `recompute_fraction`: lượt xuôi của mỗi khối chạy thêm một lần trong lượt ngược. Một lượt ngược tốn khoảng hai lượt xuôi (§1 Nền tảng hệ thống huấn luyện (Training Systems Fundamentals)), nên đó là 1/3 khối lượng tính toán của các khối trong một bước: con số "≈ 33%" của chương sách. (Bảng của chương sách tính $N_L - k$ lượt xuôi phải chạy lại, như thể mỗi điểm lưu là đầu ra của một lớp; `torch.utils.checkpoint` giữ *đầu vào* của một đoạn và chạy lại mọi khối của đoạn đó.)
 
 # %%
 with skip_if_unwritten():
@@ -622,7 +651,7 @@ predict("xl_mixed_fits", guess)
 # **The ÷4 is the chapter's own assumption.** §3.3.1 Activation memory requirements says checkpointing cuts activation memory by 75%, §6.3.2 Mixed-precision benefits divides the activations by 4, and §6.7 GPT-2 optimization walkthrough says "checkpointing every four layers reduces activation storage by 4×". The chapter's rule from §6.5.2 Optimal checkpoint placement strategy (Part 5) gives another number for the same case: a checkpoint every 4 of 48 layers is $k = 12$ checkpoints and 4-layer segments, $12 + 4 = 16$ of 48 units, **÷3** (a 67% cut), and 24 + 11.95 = **35.95 GB, which does not fit**. The rule's best, $k = 7$ (13.9 units, 71%), gives 34.35 GB: it fits, by about 7 MB. (The chapter's summary, §9 Summary, says checkpointing cuts stored activations "3–4×".) `v100_walkthrough` keeps the chapter's ÷4, so that it reproduces the chapter's table; the cell prints the $k + N/k$ figures beside it.
 
 # %% [markdown] tags=["vi"]
-# ## 6. GPT-2 XL trên một V100 (§6.3.2 Mixed-precision benefits, §6.7 GPT-2 optimization walkthrough)
+# ## 6. GPT-2 XL trên một V100 (§6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits), §6.7 Tối ưu GPT-2 từng bước (GPT-2 optimization walkthrough))
 #
 # GPT-2 XL (1,5e9 tham số, 48 lớp) với micro-batch 4 và độ dài chuỗi 1024 trên một V100 32 GiB = 34,4 GB, như chương sách đưa ra:
 #
@@ -632,7 +661,7 @@ predict("xl_mixed_fits", guess)
 # | độ chính xác hỗn hợp | 59,9 GB | không |
 # | + lưu điểm mỗi 4 lớp (giá trị kích hoạt ÷4) | 33,0 GB | có |
 #
-# **Phép chia cho 4 là giả định của chính chương sách.** §3.3.1 Activation memory requirements nói lưu điểm giảm 75% bộ nhớ giá trị kích hoạt, §6.3.2 Mixed-precision benefits chia giá trị kích hoạt cho 4, và §6.7 GPT-2 optimization walkthrough nói "lưu điểm mỗi bốn lớp giảm bộ nhớ giá trị kích hoạt 4 lần". Quy tắc của chính chương sách ở §6.5.2 Optimal checkpoint placement strategy (Phần 5) cho một con số khác cho cùng trường hợp: một điểm lưu mỗi 4 trong 48 lớp là $k = 12$ điểm lưu và các đoạn 4 lớp, $12 + 4 = 16$ trên 48 đơn vị, tức **÷3** (giảm 67%), và 24 + 11,95 = **35,95 GB, không vừa**. Giá trị tốt nhất của quy tắc, $k = 7$ (13,9 đơn vị, 71%), cho 34,35 GB: vừa, dư khoảng 7 MB. (Phần tổng kết của chương sách, §9 Summary, nói lưu điểm giảm giá trị kích hoạt được lưu "3–4 lần".) `v100_walkthrough` giữ phép chia cho 4 của chương sách để tái tạo đúng bảng của nó; ô bên dưới in các con số theo $k + N/k$ bên cạnh.
+# **Phép chia cho 4 là giả định của chính chương sách.** §3.3.1 Yêu cầu bộ nhớ cho giá trị kích hoạt (Activation memory requirements) nói lưu điểm giảm 75% bộ nhớ giá trị kích hoạt, §6.3.2 Lợi ích của độ chính xác hỗn hợp (Mixed-precision benefits) chia giá trị kích hoạt cho 4, và §6.7 Tối ưu GPT-2 từng bước (GPT-2 optimization walkthrough) nói "lưu điểm mỗi bốn lớp giảm bộ nhớ giá trị kích hoạt 4 lần". Quy tắc của chính chương sách ở §6.5.2 Chiến lược đặt điểm lưu tối ưu (Optimal checkpoint placement strategy) (Phần 5) cho một con số khác cho cùng trường hợp: một điểm lưu mỗi 4 trong 48 lớp là $k = 12$ điểm lưu và các đoạn 4 lớp, $12 + 4 = 16$ trên 48 đơn vị, tức **÷3** (giảm 67%), và 24 + 11,95 = **35,95 GB, không vừa**. Giá trị tốt nhất của quy tắc, $k = 7$ (13,9 đơn vị, 71%), cho 34,35 GB: vừa, dư khoảng 7 MB. (Phần tổng kết của chương sách, §9 Tổng kết (Summary), nói lưu điểm giảm giá trị kích hoạt được lưu "3–4 lần".) `v100_walkthrough` giữ phép chia cho 4 của chương sách để tái tạo đúng bảng của nó; ô bên dưới in các con số theo $k + N/k$ bên cạnh.
 
 # %%
 with skip_if_unwritten():

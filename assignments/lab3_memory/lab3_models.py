@@ -42,15 +42,25 @@ Every model has the same three-part forward, which checkpointing needs::
     loss = model.head_loss(h, y)  # after the blocks, including the loss
 
 ``forward_loss(model, batch)`` runs exactly that.
+
+Hooks left behind are caught: when a function builds a model again,
+``build_model`` raises ``HooksLeftError`` if the model that the same function
+built last still has a module hook registered on it (forward, forward pre-,
+backward or backward pre-hook).  A function that registers hooks removes
+them before it returns (``handle.remove()``); a notebook cell's own
+top-level code is not checked.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from autograder.core.i18n import N_, _
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -186,8 +196,35 @@ def full_config(config: dict) -> dict:
     return {"kind": kind, **defaults, **config}
 
 
+class HooksLeftError(RuntimeError):
+    """build_model found hooks left on the model that the same function built before (module docstring)."""
+
+    LEFT = N_("the model that the previous call of {function}() built still has module hooks registered on it: "
+              "remove every hook you register (handle.remove(), also when the forward pass raises) before the "
+              "function returns")
+
+
+# The module-level hook dicts of torch.nn.Module: a registered hook is an entry until its handle removes it.
+HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+# A function that built a model (its file, first line, name) -> the hook dicts of every module of the last
+# model it built.  The dicts, not the model: a dropped model's hooks are still counted, with no garbage
+# collection to wait for, so the check is the same on every run.
+_BUILT_BY: dict[tuple, list] = {}
+
+
+def _hooks_left(site: tuple) -> int:
+    return sum(len(d) for d in _BUILT_BY.pop(site, ()))
+
+
 def build_model(config: dict) -> nn.Module:
-    """A freshly initialised model, identical for identical configs (seeded)."""
+    """A freshly initialised model, identical for identical configs (seeded).
+
+    Raises ``HooksLeftError`` when the model that the calling function built
+    last still has module hooks registered on it (module docstring)."""
+    caller = sys._getframe(1).f_code
+    site = None if caller.co_name == "<module>" else (caller.co_filename, caller.co_firstlineno, caller.co_name)
+    if site is not None and _hooks_left(site):
+        raise HooksLeftError(_(HooksLeftError.LEFT).format(function=caller.co_name))
     cfg = full_config(config)
     gen_state = torch.random.get_rng_state()
     torch.manual_seed(cfg["seed"])
@@ -199,6 +236,8 @@ def build_model(config: dict) -> nn.Module:
     for name, p in model.named_parameters():
         if any(name.startswith(prefix) for prefix in cfg["frozen"]):
             p.requires_grad_(False)
+    if site is not None:
+        _BUILT_BY[site] = [getattr(m, name) for m in model.modules() for name in HOOK_DICTS]
     return model
 
 

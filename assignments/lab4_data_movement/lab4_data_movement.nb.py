@@ -23,7 +23,7 @@
 # 2. **Prefetching** with a background thread and a bounded queue, and where the GIL stops it (`pipeline.py`).
 # 3. **Tiled attention** with an online softmax: exact, without ever holding the S×S score matrix (`attention.py`).
 # 4. **Attention memory traffic**: the bytes standard and tiled attention hold, and the bytes they move (`attention.py`).
-# 5. **Ring AllReduce**, simulated: the sum on every rank for 2(N−1)/N × M bytes per rank (`allreduce.py`).
+# 5. **Ring AllReduce**, simulated: the sum on every rank, and how many bytes each rank sends (`allreduce.py`).
 # 6. **The network wall**: 7B FP16 gradients on 8 GPUs, Ethernet against NVLink (`allreduce.py`).
 # 7. **The communication tax**: what N GPUs buy once the AllReduce is paid, speed-up and efficiency (`allreduce.py`).
 #
@@ -32,7 +32,7 @@
 # %% [markdown] tags=["vi"]
 # # Lab 4: di chuyển dữ liệu
 #
-# *Machine Learning Systems*, Tập I, Chương 8 (Huấn luyện mô hình): §4 Pipeline Architecture (kiến trúc quy trình huấn luyện), §5 Identifying Bottlenecks (xác định điểm nghẽn), §6 Pipeline Optimizations (tối ưu quy trình huấn luyện), §7 Scaling Training Systems (mở rộng hệ thống huấn luyện) và §8 Fallacies and Pitfalls (ngộ nhận và cạm bẫy).
+# *Machine Learning Systems*, Tập I, Chương 8 (Huấn luyện mô hình): §4 Kiến trúc quy trình huấn luyện (Pipeline Architecture), §5 Xác định điểm nghẽn (Identifying Bottlenecks), §6 Tối ưu quy trình huấn luyện (Pipeline Optimizations), §7 Mở rộng hệ thống huấn luyện (Scaling Training Systems) và §8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls).
 #
 # GPU chỉ huấn luyện nhanh được bằng tốc độ dữ liệu đến với nó. Trong bài lab này, bạn đi theo dòng dữ liệu:
 #
@@ -40,7 +40,7 @@
 # 2. **Nạp trước** bằng một luồng nền và một hàng đợi có giới hạn (bounded queue), và chỗ GIL chặn nó lại (`pipeline.py`).
 # 3. **Attention chia khối** với softmax trực tuyến: chính xác, mà không bao giờ giữ ma trận điểm attention S×S (`attention.py`).
 # 4. **Lưu lượng bộ nhớ của attention**: số byte mà attention tiêu chuẩn và attention chia khối giữ lại, và số byte chúng di chuyển (`attention.py`).
-# 5. **AllReduce vòng**, mô phỏng: tổng có trên mọi rank, với 2(N−1)/N × M byte mỗi rank (`allreduce.py`).
+# 5. **AllReduce vòng**, mô phỏng: tổng có trên mọi rank, và mỗi rank gửi đi bao nhiêu byte (`allreduce.py`).
 # 6. **Tường mạng**: gradient FP16 của mô hình 7B trên 8 GPU, Ethernet so với NVLink (`allreduce.py`).
 # 7. **Thuế truyền thông**: N GPU mang lại gì sau khi đã trả giá cho AllReduce, hệ số tăng tốc và hiệu suất (`allreduce.py`).
 #
@@ -95,11 +95,11 @@ rng = np.random.default_rng(0)  # tr: random inputs for the attention cells (her
 # Storage: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ access factor (about 0.1 for random reads, §4.2.1 Core components); preprocessing: $R = \text{workers} / t_\text{transform}$ (§4.2.2 Preprocessing).
 
 # %% [markdown] tags=["vi"]
-# ## 1. Chặng chậm nhất quyết định (§4.2 Data pipeline, quy trình dữ liệu)
+# ## 1. Chặng chậm nhất quyết định (§4.2 Quy trình dữ liệu (Data pipeline))
 #
-# Các chặng của một quy trình nạp dữ liệu (lưu trữ, tiền xử lý, truyền, tính toán) chạy đồng thời, nên quy trình cung cấp mẫu với tốc độ của chặng chậm nhất: $R = \min_k R_k$. Mức sử dụng của bộ tăng tốc là $R / R_\text{compute}$. Ví dụ của chương (§4.2.3 System implications): tiền xử lý ở 200 img/s cấp dữ liệu cho một bộ tăng tốc 1000 img/s thì chỉ dùng 20% năng lực của nó.
+# Các chặng của một quy trình nạp dữ liệu (lưu trữ, tiền xử lý, truyền, tính toán) chạy đồng thời, nên quy trình cung cấp mẫu với tốc độ của chặng chậm nhất: $R = \min_k R_k$. Mức sử dụng của bộ tăng tốc là $R / R_\text{compute}$. Ví dụ của chương (§4.2.3 Hệ quả hệ thống (System implications)): tiền xử lý ở 200 img/s cấp dữ liệu cho một bộ tăng tốc 1000 img/s thì chỉ dùng 20% năng lực của nó.
 #
-# Lưu trữ: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ hệ số truy cập (khoảng 0,1 với đọc ngẫu nhiên, §4.2.1 Core components); tiền xử lý: $R = \text{workers} / t_\text{transform}$ (§4.2.2 Preprocessing).
+# Lưu trữ: $R_\text{storage} = \min(\text{disk}, \text{network}) \times$ hệ số truy cập (khoảng 0,1 với đọc ngẫu nhiên, §4.2.1 Thành phần cốt lõi (Core components)); tiền xử lý: $R = \text{workers} / t_\text{transform}$ (§4.2.2 Tiền xử lý (Preprocessing)).
 
 # %%
 STAGE = {"storage": tr("storage"), "preprocess": tr("preprocessing"), "compute": tr("compute"),  # tr: stages, as printed
@@ -120,9 +120,9 @@ with skip_if_unwritten():
 # The chapter's GPT-2 pipeline (§4.2.2 Preprocessing): a batch is 32 × 1024 = 32,768 tokens. Tokenizing at 500K tokens/s takes 65.5 ms on one core and 8.2 ms on 8; the int64 batch is 262 KB and crosses PCIe Gen3 in 0.017 ms; the forward pass takes 80 ms.
 
 # %% [markdown] tags=["vi"]
-# Tính theo thời gian mỗi vòng lặp: không chồng lấp thì các chặng chạy lần lượt và $t = \sum_k t_k$; có chồng lấp (nạp trước) thì chúng cùng lúc làm việc trên các batch khác nhau và $t = \max_k t_k$ (§4.2.4 Data flows).
+# Tính theo thời gian mỗi vòng lặp: không chồng lấp thì các chặng chạy lần lượt và $t = \sum_k t_k$; có chồng lấp (nạp trước) thì chúng cùng lúc làm việc trên các batch khác nhau và $t = \max_k t_k$ (§4.2.4 Luồng dữ liệu (Data flows)).
 #
-# Quy trình GPT-2 của chương (§4.2.2 Preprocessing): một batch gồm 32 × 1024 = 32.768 token. Token hoá ở 500K token/s mất 65,5 ms trên một lõi và 8,2 ms trên 8 lõi; batch int64 nặng 262 KB và đi qua PCIe Gen3 trong 0,017 ms; lượt xuôi mất 80 ms.
+# Quy trình GPT-2 của chương (§4.2.2 Tiền xử lý (Preprocessing)): một batch gồm 32 × 1024 = 32.768 token. Token hoá ở 500K token/s mất 65,5 ms trên một lõi và 8,2 ms trên 8 lõi; batch int64 nặng 262 KB và đi qua PCIe Gen3 trong 0,017 ms; lượt xuôi mất 80 ms.
 
 # %% [markdown] tags=["en"]
 # **Predict first.** With the stages overlapped (prefetching), a step takes as long as its slowest stage. How many times faster is the GPT-2 step with 4 tokenizer workers than with 1? A number from 1 to 8 (x): write it in place of `None` and run the cell. The cell after it measures.
@@ -163,6 +163,12 @@ show()
 one, four = (attempt(pipeline.gpt2_pipeline, workers=w) for w in (1, 4))
 reveal("tokenizer_speedup", one["step_s_overlap"] / four["step_s_overlap"] if one and four else None)
 
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): was your guess above 1×, and which stage sets the pace of the overlapped step, with one worker and with four?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn có lớn hơn 1× không, và chặng nào quyết định nhịp độ của bước chồng lấp, khi có một worker và khi có bốn worker?
+
 # %% [markdown] tags=["en", "answer:reflections/tokenizer_speedup"]
 # *One line here.*
 
@@ -172,16 +178,16 @@ reveal("tokenizer_speedup", one["step_s_overlap"] / four["step_s_overlap"] if on
 # %% [markdown] tags=["en"]
 # The chapter says so itself: at GPT-2 scale "CPU tokenization is already close to the 80 ms accelerator forward pass" (§4.2.2 Preprocessing). One core (65.5 ms) keeps up, so this step is compute-bound from the start. The chapter's 8 workers shorten the step only while the stages run one after another (145.6 ms to 88.2 ms, the plot above); overlapped, the 80 ms forward pass sets the pace with one worker or eight. The bottleneck never moves, and storage (0.7 GB/s under random access) never comes close.
 #
-# To see the slowest stage move, take the chapter's other pipeline numbers. One CPU thread needs 30 ms to augment a batch (crop 10 + jitter 15 + normalise 5 ms, §6.2.2 Practical considerations), and "a single thread performing image augmentation at 30 ms per batch cannot feed an accelerator that computes a forward pass in 10 ms" (§4.2.2 Preprocessing). Storage is an NVMe Gen4 disk at 7 GB/s sequential, of which the random access of shuffled training gets about 0.1 (§4.2.1 Core components); PCIe Gen3 carries 15.75 GB/s; batches hold 32 images (the `DataLoader` of §6.2.1 Prefetching mechanics). Two numbers are the lab's own, not the chapter's: 500 KB per stored image, and batches sent to the GPU as FP32 224×224×3 images.
+# To see the slowest stage move, take the chapter's other pipeline numbers. One CPU thread needs 30 ms to augment a batch (crop 10 + jitter 15 + normalise 5 ms, §6.2.2 Practical considerations), and "a single thread performing image augmentation at 30 ms per batch cannot feed an accelerator that computes a forward pass in 10 ms" (§4.2.2 Preprocessing). Storage is an NVMe Gen4 disk at 7 GB/s sequential (the GPT-2 example above, §4.2.2 Preprocessing), of which the random access of shuffled training gets about 0.1 (§4.2.1 Core components); PCIe Gen3 carries 15.75 GB/s (the same example); batches hold 32 images (the `DataLoader` of §6.2.1 Prefetching mechanics). Two numbers are the lab's own, not the chapter's: 500 KB per stored image, and batches sent to the GPU as FP32 224×224×3 images.
 #
 # `image_pipeline` gives each stage's rate in batches per second and names the slowest. Watch the bottleneck move as workers are added: preprocessing with one worker (33 of the accelerator's 100 batches/s), then storage from two workers on, and more workers change nothing. Read the data in sequence instead (access factor 1.0: samples kept in large pre-shuffled record files, such as the formats §4.2.1 Core components names; the factor is the lab's assumption, the chapter gives no number for it) and preprocessing binds up to 3 workers, compute from 4: the "four to eight worker threads" of §4.2.5 Practical architectures.
 
 # %% [markdown] tags=["vi"]
-# Chính chương sách cũng nói vậy: ở quy mô GPT-2, "việc token hoá trên CPU đã gần bằng lượt xuôi 80 ms của bộ tăng tốc" (§4.2.2 Preprocessing, tiền xử lý). Một lõi (65,5 ms) đã theo kịp, nên bước huấn luyện này bị giới hạn bởi tính toán ngay từ đầu. 8 worker của chương chỉ rút ngắn bước khi các chặng chạy lần lượt (145,6 ms xuống 88,2 ms, biểu đồ trên); khi chồng lấp, lượt xuôi 80 ms quyết định nhịp độ dù có một hay tám worker. Điểm nghẽn không bao giờ dịch chuyển, và lưu trữ (0,7 GB/s khi truy cập ngẫu nhiên) cũng không bao giờ tới gần.
+# Chính chương sách cũng nói vậy: ở quy mô GPT-2, "việc token hoá trên CPU đã gần bằng lượt xuôi 80 ms của bộ tăng tốc" (§4.2.2 Tiền xử lý (Preprocessing)). Một lõi (65,5 ms) đã theo kịp, nên bước huấn luyện này bị giới hạn bởi tính toán ngay từ đầu. 8 worker của chương chỉ rút ngắn bước khi các chặng chạy lần lượt (145,6 ms xuống 88,2 ms, biểu đồ trên); khi chồng lấp, lượt xuôi 80 ms quyết định nhịp độ dù có một hay tám worker. Điểm nghẽn không bao giờ dịch chuyển, và lưu trữ (0,7 GB/s khi truy cập ngẫu nhiên) cũng không bao giờ tới gần.
 #
-# Để thấy chặng chậm nhất dịch chuyển, hãy lấy các số khác của chương về quy trình nạp. Một luồng CPU cần 30 ms để tăng cường (augment) một batch (cắt 10 + đổi màu 15 + chuẩn hoá 5 ms, §6.2.2 Practical considerations), và "một luồng duy nhất tăng cường ảnh với 30 ms mỗi batch không thể cấp dữ liệu cho một bộ tăng tốc tính lượt xuôi trong 10 ms" (§4.2.2 Preprocessing). Lưu trữ là một ổ NVMe Gen4 đọc tuần tự 7 GB/s, mà việc truy cập ngẫu nhiên khi huấn luyện có xáo trộn chỉ đạt khoảng 0,1 (§4.2.1 Core components, thành phần cốt lõi); PCIe Gen3 truyền 15,75 GB/s; mỗi batch gồm 32 ảnh (`DataLoader` ở §6.2.1 Prefetching mechanics). Hai số là của bài lab, không phải của chương: 500 KB cho mỗi ảnh lưu trữ, và batch được gửi lên GPU dưới dạng ảnh FP32 224×224×3.
+# Để thấy chặng chậm nhất dịch chuyển, hãy lấy các số khác của chương về quy trình nạp. Một luồng CPU cần 30 ms để tăng cường (augment) một batch (cắt 10 + đổi màu 15 + chuẩn hoá 5 ms, §6.2.2 Lưu ý thực tế (Practical considerations)), và "một luồng duy nhất tăng cường ảnh với 30 ms mỗi batch không thể cấp dữ liệu cho một bộ tăng tốc tính lượt xuôi trong 10 ms" (§4.2.2 Tiền xử lý (Preprocessing)). Lưu trữ là một ổ NVMe Gen4 đọc tuần tự 7 GB/s (ví dụ GPT-2 ở trên, §4.2.2 Tiền xử lý (Preprocessing)), mà việc truy cập ngẫu nhiên khi huấn luyện có xáo trộn chỉ đạt khoảng 0,1 (§4.2.1 Thành phần cốt lõi (Core components)); PCIe Gen3 truyền 15,75 GB/s (cùng ví dụ đó); mỗi batch gồm 32 ảnh (`DataLoader` ở §6.2.1 Cơ chế nạp trước (Prefetching mechanics)). Hai số là của bài lab, không phải của chương: 500 KB cho mỗi ảnh lưu trữ, và batch được gửi lên GPU dưới dạng ảnh FP32 224×224×3.
 #
-# `image_pipeline` cho tốc độ của từng chặng tính bằng batch mỗi giây và gọi tên chặng chậm nhất. Hãy xem điểm nghẽn dịch chuyển khi thêm worker: tiền xử lý khi có một worker (33 trên 100 batch/s của bộ tăng tốc), rồi lưu trữ từ hai worker trở đi, và thêm worker nữa cũng chẳng thay đổi gì. Nếu đọc dữ liệu tuần tự (hệ số truy cập 1,0: mẫu được giữ trong các tệp bản ghi lớn đã xáo trộn sẵn, như các định dạng mà §4.2.1 Core components nêu tên; hệ số này là giả định của bài lab, chương không cho số) thì tiền xử lý là điểm nghẽn đến 3 worker, và tính toán từ 4 worker: đúng "bốn đến tám luồng worker" của §4.2.5 Practical architectures (kiến trúc thực tế).
+# `image_pipeline` cho tốc độ của từng chặng tính bằng batch mỗi giây và gọi tên chặng chậm nhất. Hãy xem điểm nghẽn dịch chuyển khi thêm worker: tiền xử lý khi có một worker (33 trên 100 batch/s của bộ tăng tốc), rồi lưu trữ từ hai worker trở đi, và thêm worker nữa cũng chẳng thay đổi gì. Nếu đọc dữ liệu tuần tự (hệ số truy cập 1,0: mẫu được giữ trong các tệp bản ghi lớn đã xáo trộn sẵn, như các định dạng mà §4.2.1 Thành phần cốt lõi (Core components) nêu tên; hệ số này là giả định của bài lab, chương không cho số) thì tiền xử lý là điểm nghẽn đến 3 worker, và tính toán từ 4 worker: đúng "bốn đến tám luồng worker" của §4.2.5 Kiến trúc thực tế (Practical architectures).
 
 # %%
 ACCESS = {0.1: tr("random access (0.1)"), 1.0: tr("sequential reads (1.0)")}
@@ -223,9 +229,9 @@ grader.check("slowest_stage")
 # The grader reads the same events. It checks their order, never their speed: that some item $i+1$ is loaded while item $i$ is computed, that the loader never runs more than `queue_size` + 1 items ahead, and which thread and process did the work. A busy machine stretches the bars, but it cannot reorder them.
 
 # %% [markdown] tags=["vi"]
-# ## 2. Nạp trước, và GIL (§6.2 Data prefetching and overlapping, §5 Identifying Bottlenecks)
+# ## 2. Nạp trước, và GIL (§6.2 Nạp trước dữ liệu và chồng lấp (Data prefetching and overlapping), §5 Xác định điểm nghẽn (Identifying Bottlenecks))
 #
-# `run_loader` nạp và tính `n_items` phần tử, hoặc trong một vòng lặp duy nhất, hoặc với một luồng nền `threading.Thread` nạp trước vào một `queue.Queue(maxsize=queue_size)`. Hàm làm việc qua `lab4_sim.Recorder` có sẵn: `rec.load(i, ...)` và `rec.compute(item, ...)` mỗi lệnh làm một chặng mô phỏng và ghi lại lúc bắt đầu, lúc kết thúc, luồng nào và tiến trình nào đã làm. Với `kind="sleep"`, cả hai chặng đều là những lần chờ có nhả GIL (đĩa, mạng, một kernel GPU): việc nạp được ẩn sau việc tính toán và tổng thời gian tiến gần tới $n \cdot \max(t_\text{load}, t_\text{compute})$ thay vì tổng của hai thời gian (ví dụ của chương ở §6.2 Data prefetching and overlapping giảm 105 s xuống 55 s). Biểu đồ dòng thời gian dưới đây được vẽ từ các sự kiện đó.
+# `run_loader` nạp và tính `n_items` phần tử, hoặc trong một vòng lặp duy nhất, hoặc với một luồng nền `threading.Thread` nạp trước vào một `queue.Queue(maxsize=queue_size)`. Hàm làm việc qua `lab4_sim.Recorder` có sẵn: `rec.load(i, ...)` và `rec.compute(item, ...)` mỗi lệnh làm một chặng mô phỏng và ghi lại lúc bắt đầu, lúc kết thúc, luồng nào và tiến trình nào đã làm. Với `kind="sleep"`, cả hai chặng đều là những lần chờ có nhả GIL (đĩa, mạng, một kernel GPU): việc nạp được ẩn sau việc tính toán và tổng thời gian tiến gần tới $n \cdot \max(t_\text{load}, t_\text{compute})$ thay vì tổng của hai thời gian (ví dụ của chương ở §6.2 Nạp trước dữ liệu và chồng lấp (Data prefetching and overlapping) giảm 105 s xuống 55 s). Biểu đồ dòng thời gian dưới đây được vẽ từ các sự kiện đó.
 #
 # Bộ chấm đọc cùng các sự kiện ấy. Nó kiểm tra thứ tự của chúng, không bao giờ kiểm tra tốc độ: có phần tử $i+1$ nào được nạp trong khi phần tử $i$ đang được tính không, bộ nạp không bao giờ chạy trước quá `queue_size` + 1 phần tử, và luồng, tiến trình nào đã làm việc. Một máy bận làm các thanh dài ra, nhưng không thể đảo thứ tự của chúng.
 
@@ -264,14 +270,14 @@ show()
 # **Question for your write-up:** why does the thread help in the first case and not in the second? What does PyTorch's `DataLoader(num_workers=...)` (§6.2.1 Prefetching mechanics) do instead?
 
 # %% [markdown] tags=["vi"]
-# Bây giờ hãy biến việc nạp thành **công việc CPU thuần Python** (`kind="python_cpu"`: một vòng lặp bytecode giữ GIL, giống như giải mã hay tăng cường (augment) mẫu bằng Python thuần). Tại mỗi thời điểm chỉ một luồng được chạy bytecode Python (khung "The GIL-locked GPU" của chương ở §5 Identifying Bottlenecks, theo D. Beazley, "Understanding the Python GIL", 2010), nên cũng luồng nạp trước ấy chẳng mang lại gì.
+# Bây giờ hãy biến việc nạp thành **công việc CPU thuần Python** (`kind="python_cpu"`: một vòng lặp bytecode giữ GIL, giống như giải mã hay tăng cường (augment) mẫu bằng Python thuần). Tại mỗi thời điểm chỉ một luồng được chạy bytecode Python (khung "The GIL-locked GPU" của chương ở §5 Xác định điểm nghẽn (Identifying Bottlenecks), theo D. Beazley, "Understanding the Python GIL", 2010), nên cũng luồng nạp trước ấy chẳng mang lại gì.
 #
 # Hãy tự đo: ô này in thời gian thực (wall time) và thời gian CPU trên mỗi giây thời gian thực. Dưới GIL, một lần gọi dùng được tối đa khoảng **một** giây CPU mỗi giây, dù khởi chạy bao nhiêu luồng; hai bộ nạp thực sự song song (tiến trình) sẽ tiến gần tới hai. Trên một máy dùng chung, số đo thời gian bị nhiễu, nên bộ chấm không đo thời gian ở đây; nó kiểm tra từ các sự kiện rằng bộ nạp của bạn là một luồng của cùng tiến trình, đúng là tình huống mà GIL chi phối.
 #
-# **Câu hỏi cho bài báo cáo của bạn:** vì sao luồng giúp ích trong trường hợp thứ nhất mà không giúp trong trường hợp thứ hai? Thay vào đó, `DataLoader(num_workers=...)` của PyTorch (§6.2.1 Prefetching mechanics) làm gì?
+# **Câu hỏi cho bài báo cáo của bạn:** vì sao luồng giúp ích trong trường hợp thứ nhất mà không giúp trong trường hợp thứ hai? Thay vào đó, `DataLoader(num_workers=...)` của PyTorch (§6.2.1 Cơ chế nạp trước (Prefetching mechanics)) làm gì?
 
 # %%
-kw = dict(n_items=8, load_work=1_000_000, compute_work=1_000_000, kind="python_cpu", queue_size=2)
+kw = dict(n_items=6, load_work=500_000, compute_work=500_000, kind="python_cpu", queue_size=2)
 with skip_if_unwritten():
     for prefetch in (False, True):
         c0, t0 = time.process_time(), time.perf_counter()  # tr: CPU time of all this process's threads; wall time
@@ -302,9 +308,9 @@ grader.check("prefetch")
 # Standard attention materializes the S×S score matrix: 64 MiB per head at S = 4096 in FP32, against 64 KiB for one 128×128 tile. (The chapter writes the same bytes as 67.1 MB in §6.4.1 The standard attention memory bottleneck and as "64 MB" against "64 KB" in §6.4.2 IO-aware attention through tiling; this lab counts in binary units, 1 MiB = 2²⁰ bytes, and says so.) `tiled_attention`, FlashAttention's idea (T. Dao et al., 2022, which the chapter cites), walks over K/V in blocks and keeps, per query row, a running max $m$, a running normaliser $\ell$ and a running output; when a block raises $m$, the old $\ell$ and output are rescaled by $e^{m_\text{old} - m_\text{new}}$. The result is exact.
 
 # %% [markdown] tags=["vi"]
-# ## 3. Attention chia khối với softmax trực tuyến (§6.4 Flash attention: IO-aware attention optimization)
+# ## 3. Attention chia khối với softmax trực tuyến (§6.4 Flash attention: tối ưu attention theo vào/ra bộ nhớ (Flash attention: IO-aware attention optimization))
 #
-# Attention tiêu chuẩn tạo ra trọn vẹn (materialize) ma trận điểm attention S×S: 64 MiB mỗi head ở S = 4096 với FP32, so với 64 KiB cho một ô (tile) 128×128. (Chương viết cùng số byte đó là 67,1 MB ở §6.4.1 The standard attention memory bottleneck và là "64 MB" so với "64 KB" ở §6.4.2 IO-aware attention through tiling; bài lab này đếm theo đơn vị nhị phân, 1 MiB = 2²⁰ byte, và nói rõ như vậy.) `tiled_attention`, ý tưởng của FlashAttention (T. Dao và cộng sự, 2022, được chương trích dẫn), duyệt qua K/V theo từng khối và giữ, cho mỗi hàng truy vấn (query), một giá trị max tích luỹ $m$, một hệ số chuẩn hoá tích luỹ $\ell$ và một đầu ra tích luỹ; khi một khối làm tăng $m$, $\ell$ cũ và đầu ra cũ được nhân lại với $e^{m_\text{old} - m_\text{new}}$. Kết quả là chính xác.
+# Attention tiêu chuẩn tạo ra trọn vẹn (materialize) ma trận điểm attention S×S: 64 MiB mỗi head ở S = 4096 với FP32, so với 64 KiB cho một ô (tile) 128×128. (Chương viết cùng số byte đó là 67,1 MB ở §6.4.1 Điểm nghẽn bộ nhớ của attention tiêu chuẩn (The standard attention memory bottleneck) và là "64 MB" so với "64 KB" ở §6.4.2 Attention theo vào/ra bộ nhớ nhờ chia khối (IO-aware attention through tiling); bài lab này đếm theo đơn vị nhị phân, 1 MiB = 2²⁰ byte, và nói rõ như vậy.) `tiled_attention`, ý tưởng của FlashAttention (T. Dao và cộng sự, 2022, được chương trích dẫn), duyệt qua K/V theo từng khối và giữ, cho mỗi hàng truy vấn (query), một giá trị max tích luỹ $m$, một hệ số chuẩn hoá tích luỹ $\ell$ và một đầu ra tích luỹ; khi một khối làm tăng $m$, $\ell$ cũ và đầu ra cũ được nhân lại với $e^{m_\text{old} - m_\text{new}}$. Kết quả là chính xác.
 
 # %%
 with skip_if_unwritten():
@@ -334,7 +340,7 @@ def peak_mib(fn, **kw):
     return peak / 2**20
 
 with skip_if_unwritten():
-    Ss = [256, 512, 1024, 2048]
+    Ss = [256, 1024, 2048]
     std_mib, tiled_mib = [], []
     for S in Ss:
         q, k, v = (rng.standard_normal((S, 64)) for _ in range(3))
@@ -406,11 +412,11 @@ predict("attention_traffic_ratio", guess)
 # The grader checks these counts against its own walk over the kernels and the tiles. It does not count the bytes your `tiled_attention` touches: numpy has no HBM and no SRAM to tell apart.
 
 # %% [markdown] tags=["vi"]
-# ## 4. Lưu lượng bộ nhớ của attention (§6.4.1 The standard attention memory bottleneck, §6.4.3 Memory and IO complexity analysis)
+# ## 4. Lưu lượng bộ nhớ của attention (§6.4.1 Điểm nghẽn bộ nhớ của attention tiêu chuẩn (The standard attention memory bottleneck), §6.4.3 Phân tích độ phức tạp bộ nhớ và vào/ra (Memory and IO complexity analysis))
 #
 # Chương đếm những gì attention giữ trong HBM. Với S = 4096 và d = 64 ở FP32, riêng ma trận điểm đã là 4096² × 4 B = 67,1 MB mỗi head và 1,1 GB cho 16 head; bản chia khối chỉ giữ Q, K và V, 3 × 4096 × 64 × 4 B = 3,1 MB mỗi head: ít hơn 21,3×.
 #
-# Đó là dung lượng chiếm giữ (footprint). Thứ quyết định tốc độ của attention là lưu lượng (traffic), tức số byte đi qua lại giữa HBM và chip, và nó giảm ít hơn. `attention_hbm_bytes` đếm cả hai cho một lượt xuôi. Attention tiêu chuẩn chạy ba kernel: QKᵀ ghi Z, softmax đọc Z và ghi P, P·V đọc P. Vậy mỗi ma trận S×S được ghi một lần và đọc lại một lần, $4S^2 + 4Sd$ phần tử mỗi head. (§6.4.3 Memory and IO complexity analysis liệt kê các tensor: đọc Q, K, V và ghi ma trận điểm, ma trận xác suất, đầu ra; §3.4 Arithmetic intensity đếm ma trận điểm được ghi rồi đọc lại; cách đếm ba kernel là Algorithm 0 của Dao và cộng sự, 2022.) Vòng lặp chia khối không ghi ma trận S×S nào, nhưng mỗi khối truy vấn cần mọi khối K và V, nên K và V được đọc một lần cho mỗi khối truy vấn: $Sd + 2Sd\lceil S/B\rceil + Sd$ phần tử. Đó chính là lời cảnh báo của chương: "các khối key và value được truyền lặp lại qua các khối truy vấn, nên cận không đơn giản là $\mathcal{O}(S \cdot d)$". Với khối 128, lưu lượng lượt xuôi giảm 3,9×, không phải 21,3×; phép đếm dưới đây cho thấy khối lớn hơn (nhiều SRAM hơn) mang lại gì.
+# Đó là dung lượng chiếm giữ (footprint). Thứ quyết định tốc độ của attention là lưu lượng (traffic), tức số byte đi qua lại giữa HBM và chip, và nó giảm ít hơn. `attention_hbm_bytes` đếm cả hai cho một lượt xuôi. Attention tiêu chuẩn chạy ba kernel: QKᵀ ghi Z, softmax đọc Z và ghi P, P·V đọc P. Vậy mỗi ma trận S×S được ghi một lần và đọc lại một lần, $4S^2 + 4Sd$ phần tử mỗi head. (§6.4.3 Phân tích độ phức tạp bộ nhớ và vào/ra (Memory and IO complexity analysis) liệt kê các tensor: đọc Q, K, V và ghi ma trận điểm, ma trận xác suất, đầu ra; §3.4 Cường độ số học (Arithmetic intensity) đếm ma trận điểm được ghi rồi đọc lại; cách đếm ba kernel là Algorithm 0 của Dao và cộng sự, 2022.) Vòng lặp chia khối không ghi ma trận S×S nào, nhưng mỗi khối truy vấn cần mọi khối K và V, nên K và V được đọc một lần cho mỗi khối truy vấn: $Sd + 2Sd\lceil S/B\rceil + Sd$ phần tử. Đó chính là lời cảnh báo của chương: "các khối key và value được truyền lặp lại qua các khối truy vấn, nên cận không đơn giản là $\mathcal{O}(S \cdot d)$". Với khối 128, lưu lượng lượt xuôi giảm 3,9×, không phải 21,3×; phép đếm dưới đây cho thấy khối lớn hơn (nhiều SRAM hơn) mang lại gì.
 #
 # Bộ chấm kiểm tra các phép đếm này với cách tự duyệt qua các kernel và các ô của nó. Nó không đếm số byte mà `tiled_attention` của bạn chạm tới: numpy không có HBM hay SRAM để phân biệt.
 
@@ -441,6 +447,12 @@ show()
 traffic = attempt(attention.attention_hbm_bytes, S=4096, d=64, block_size=128)
 reveal("attention_traffic_ratio", traffic["traffic_ratio"] if traffic else None)
 
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): how far was your guess from the ratio, and which bytes does tiled attention still move, again and again, that keep the ratio this small?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn cách tỉ số bao xa, và attention chia khối vẫn phải di chuyển lặp đi lặp lại những byte nào khiến tỉ số chỉ nhỏ như vậy?
+
 # %% [markdown] tags=["en", "answer:reflections/attention_traffic_ratio"]
 # *One line here.*
 
@@ -470,11 +482,11 @@ predict("ring_bytes_multiple", guess)
 # You write what **one rank does at one step**: `ring_send` (which chunk goes to the next rank) and `ring_receive` (add it in, or overwrite). The shipped `lab4_sim.run_ring` plays all N ranks: each call sees only that rank's own buffer, and the messages travel over a simulated network that carries them only from rank r to rank (r + 1) mod N and counts the bytes every rank sends. The grader runs the same simulation and watches every message. Below: 3 ranks, 6 elements, step by step.
 
 # %% [markdown] tags=["vi"]
-# ## 5. AllReduce vòng (§7.2 Scaling beyond a single node)
+# ## 5. AllReduce vòng (§7.2 Mở rộng ra ngoài một nút (Scaling beyond a single node))
 #
 # Mỗi rank trong N rank giữ một bộ đệm gradient gồm M phần tử. Thuật toán vòng chia bộ đệm thành N mảnh (chunk): N−1 bước reduce-scatter, sau đó mỗi rank sở hữu tổng đầy đủ của một mảnh, rồi N−1 bước all-gather. Kết quả là **tổng** trên mọi rank (không phải trung bình), và mỗi rank gửi 2(N−1)/N × M phần tử, tức 2(N−1)/N × 4M byte với float32, gần như không phụ thuộc vào N.
 #
-# Chương cho hệ số 2(N−1)/N (khung "The network wall" ở §7.2 Scaling beyond a single node) và định nghĩa AllReduce là phép tổng trong chú thích ở đó; §7.1.1 Data parallelism nói đến việc lấy trung bình gradient, tức là tổng này chia cho N sau đó. Hai pha nằm ngoài chương: P. Patarasuk và X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations", 2009.
+# Chương cho hệ số 2(N−1)/N (khung "The network wall" ở §7.2 Mở rộng ra ngoài một nút (Scaling beyond a single node)) và định nghĩa AllReduce là phép tổng trong chú thích ở đó; §7.1.1 Song song dữ liệu (Data parallelism) nói đến việc lấy trung bình gradient, tức là tổng này chia cho N sau đó. Hai pha nằm ngoài chương: P. Patarasuk và X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations", 2009.
 #
 # Bạn viết việc **một rank làm ở một bước**: `ring_send` (mảnh nào đi tới rank kế tiếp) và `ring_receive` (cộng vào, hoặc ghi đè). `lab4_sim.run_ring` có sẵn mô phỏng cả N rank: mỗi lần gọi chỉ thấy bộ đệm của chính rank đó, và các thông điệp đi qua một mạng mô phỏng chỉ chuyển chúng từ rank r tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Bộ chấm chạy cùng mô phỏng đó và theo dõi từng thông điệp. Dưới đây: 3 rank, 6 phần tử, từng bước một.
 
@@ -527,6 +539,12 @@ show()
 
 reveal("ring_bytes_multiple", measured[Ns.index(8)] / (4 * M) if measured is not None else None)
 
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): was your multiple right, and why does it stay below 2 however many ranks join the ring?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): bội số của bạn có đúng không, và vì sao nó vẫn nhỏ hơn 2 dù có bao nhiêu rank tham gia vòng?
+
 # %% [markdown] tags=["en", "answer:reflections/ring_bytes_multiple"]
 # *One line here.*
 
@@ -542,7 +560,7 @@ grader.check("ring_allreduce")
 # The chapter's callout "The network wall": a 7B model has 14 GB of FP16 gradients. On 8 GPUs each one sends 2·7/8 × 14 = 24.5 GB per step: 1.96 s at 12.5 GB/s (100 Gb/s), against about 1 s of compute. The step is communication-bound. NVLink (900 GB/s) moves the wall.
 
 # %% [markdown] tags=["vi"]
-# ## 6. Tường mạng (§7.2 Scaling beyond a single node)
+# ## 6. Tường mạng (§7.2 Mở rộng ra ngoài một nút (Scaling beyond a single node))
 #
 # Khung "The network wall" của chương: một mô hình 7B có 14 GB gradient FP16. Trên 8 GPU, mỗi GPU gửi 2·7/8 × 14 = 24,5 GB mỗi bước: 1,96 s ở 12,5 GB/s (100 Gb/s), so với khoảng 1 s tính toán. Bước huấn luyện bị giới hạn bởi truyền thông (communication-bound). NVLink (900 GB/s) dời bức tường đi.
 
@@ -576,16 +594,16 @@ grader.check("network_wall")
 # %% [markdown] tags=["en"]
 # ## 7. The communication tax (§7 Scaling Training Systems, §8 Fallacies and Pitfalls)
 #
-# More accelerators should mean faster training, "but the communication tax often eats the gains" (§8 Fallacies and Pitfalls, second pitfall). The figure "The Communication Tax" in §7 Scaling Training Systems draws the speed-up on N GPUs for r = 0.05 (compute-bound, ResNet), 0.15 (an LLM with NVLink) and 0.40 (a slow network). Its formula, speed-up = N / (1 + (N − 1)·r), is only in a comment of the figure's code; the caption calls r "the fraction of step time spent on communication" and the curves illustrative. It is Amdahl's law: however many GPUs, the speed-up stays below 1/r (the chapter's checkpoint in §7.4 When to scale: The physical ceiling asks for that ceiling at r = 0.10).
+# More accelerators should mean faster training, "but the communication tax often eats the gains" (§8 Fallacies and Pitfalls, the first pitfall: the second of its eight items). The figure "The Communication Tax" in §7 Scaling Training Systems draws the speed-up on N GPUs for r = 0.05 (compute-bound, ResNet), 0.15 (an LLM with NVLink) and 0.40 (a slow network). Its formula, speed-up = N / (1 + (N − 1)·r), is only in a comment of the figure's code; the caption calls r "the fraction of step time spent on communication" and the curves illustrative. It is Amdahl's law: however many GPUs, the speed-up stays below 1/r (the chapter's checkpoint in §7.4 When to scale: The physical ceiling asks for that ceiling at r = 0.10).
 #
 # You can derive the curve from the ring. Keep one step's batch fixed (strong scaling): one GPU computes it in $T_1$; on N GPUs each computes $T_1/N$, then they ring-AllReduce the gradient of $M$ bytes, $2(N-1)/N \cdot M$ per GPU at link bandwidth $B$. The step takes $T_1/N + (N-1)/N \cdot 2M/B$, and the speed-up $T_1$ / step is exactly $N / (1 + (N-1)\,r)$ with $r = 2M / (B\,T_1)$: the ring's time at large N as a fraction of one GPU's step. `communication_tax` computes it through your `network_wall`, with the link in Gb/s as the chapter quotes fabrics (100 Gb/s is 12.5 GB/s), with and without overlapping the AllReduce with the backward pass (one of the network wall's fixes, as in Horovod), and the scaling efficiency, speed-up / N.
 #
 # Two readings of "fraction of step time" meet here. The pitfall's "small models on 8 GPUs spend 30–50% of time synchronizing gradients, achieving only 4–6× speedup instead of the ideal 8×" is the fraction of the 8-GPU step spent waiting, `comm_fraction`: speed-up = N × (1 − comm_fraction), 8 × 0.7 = 5.6 and 8 × 0.5 = 4. Put 0.3 and 0.5 into the figure's formula as r instead, and 8 GPUs give 2.6× and 1.8×. The two agree once r is read as the ring defines it: 30% and 50% of the 8-GPU step are r = 3/49 ≈ 0.06 and r = 1/7 ≈ 0.14, between the figure's compute-bound and NVLink curves. The pitfall's cluster of 8 that takes 36 h where one A100 takes 24 h has a speed-up of 2/3: r = 11/7, an efficiency of 8%.
 
 # %% [markdown] tags=["vi"]
-# ## 7. Thuế truyền thông (§7 Scaling Training Systems, §8 Fallacies and Pitfalls)
+# ## 7. Thuế truyền thông (§7 Mở rộng hệ thống huấn luyện (Scaling Training Systems), §8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls))
 #
-# Nhiều bộ tăng tốc hơn lẽ ra phải huấn luyện nhanh hơn, "nhưng thuế truyền thông thường ăn mất phần lợi" (§8 Fallacies and Pitfalls, ngộ nhận và cạm bẫy, cạm bẫy thứ hai). Hình "The Communication Tax" ở §7 Scaling Training Systems vẽ hệ số tăng tốc trên N GPU với r = 0,05 (giới hạn bởi tính toán, ResNet), 0,15 (một LLM dùng NVLink) và 0,40 (mạng chậm). Công thức của nó, tăng tốc = N / (1 + (N − 1)·r), chỉ nằm trong một chú thích của mã vẽ hình; chú giải gọi r là "phần thời gian của bước dành cho truyền thông" và nói các đường chỉ mang tính minh hoạ. Đó là định luật Amdahl: dù bao nhiêu GPU, hệ số tăng tốc vẫn dưới 1/r (ô tự kiểm tra của chương ở §7.4 When to scale: The physical ceiling hỏi trần đó khi r = 0,10).
+# Nhiều bộ tăng tốc hơn lẽ ra phải huấn luyện nhanh hơn, "nhưng thuế truyền thông thường ăn mất phần lợi" (§8 Ngộ nhận và cạm bẫy (Fallacies and Pitfalls), cạm bẫy thứ nhất: mục thứ hai trong tám mục). Hình "The Communication Tax" ở §7 Mở rộng hệ thống huấn luyện (Scaling Training Systems) vẽ hệ số tăng tốc trên N GPU với r = 0,05 (giới hạn bởi tính toán, ResNet), 0,15 (một LLM dùng NVLink) và 0,40 (mạng chậm). Công thức của nó, tăng tốc = N / (1 + (N − 1)·r), chỉ nằm trong một chú thích của mã vẽ hình; chú giải gọi r là "phần thời gian của bước dành cho truyền thông" và nói các đường chỉ mang tính minh hoạ. Đó là định luật Amdahl: dù bao nhiêu GPU, hệ số tăng tốc vẫn dưới 1/r (ô tự kiểm tra của chương ở §7.4 Khi nào cần mở rộng: giới hạn vật lý (When to scale: The physical ceiling) hỏi trần đó khi r = 0,10).
 #
 # Bạn có thể suy ra đường cong từ thuật toán vòng. Giữ cố định batch của một bước (mở rộng mạnh, strong scaling): một GPU tính nó trong $T_1$; trên N GPU mỗi GPU tính $T_1/N$, rồi chúng AllReduce vòng gradient $M$ byte, $2(N-1)/N \cdot M$ mỗi GPU với băng thông liên kết $B$. Bước mất $T_1/N + (N-1)/N \cdot 2M/B$, và hệ số tăng tốc $T_1$ / bước đúng bằng $N / (1 + (N-1)\,r)$ với $r = 2M / (B\,T_1)$: thời gian của vòng khi N lớn, tính theo tỉ lệ với bước của một GPU. `communication_tax` tính nó qua `network_wall` của bạn, với liên kết tính bằng Gb/s như chương ghi các mạng (100 Gb/s là 12,5 GB/s), có và không chồng lấp AllReduce với lượt ngược (một trong các cách khắc phục tường mạng, như Horovod), cùng hiệu suất mở rộng, tăng tốc / N.
 #
@@ -650,6 +668,12 @@ show()
 
 tax = attempt(allreduce.communication_tax, n_gpus=8, overlap=False, **model)
 reveal("speedup_8_gpus", tax["speedup"] if tax else None)
+
+# %% [markdown] tags=["en"]
+# **Reflect** (one line, marked by hand with the other reflections): how far was your guess from the speed-up, and which time does not shrink as GPUs are added?
+
+# %% [markdown] tags=["vi"]
+# **Suy ngẫm** (một dòng, chấm tay cùng các suy ngẫm khác): dự đoán của bạn cách hệ số tăng tốc bao xa, và thời gian nào không giảm khi thêm GPU?
 
 # %% [markdown] tags=["en", "answer:reflections/speedup_8_gpus"]
 # *One line here.*

@@ -67,6 +67,9 @@ class Prediction:
     truth: float | str | None = None  # fixed true value; None: the student's own measurement is the truth
     question: str = ""  # the question whose measurement it precedes (for the instructor's summary)
     reflection: str = ""  # a manual question: its answer cell tagged answer:<reflection>/<id> holds the reflection
+    # regular expressions for the rules that give the truth away ("1/√B"): no cell before the notebook's
+    # predict cell may state them (authoring/asked_first.py)
+    reveals: tuple[str, ...] = ()
 
     @property
     def texts(self) -> tuple[str, ...]:
@@ -83,8 +86,10 @@ class Limits:
     """lab.toml's ``[limits]``.
 
     ``submission_timeout_s`` is one submission's time budget: all of its worker
-    spawns and calls together, on the wall clock from its first spawn to the end
-    of its tests (the tests' own work between calls counts too).  Once it is used
+    spawns and calls together, on the wall clock from its first worker's start
+    to the end of its tests (the tests' own work between calls counts too;
+    each call's own ``timeout_s`` runs on the worker's clock, which a busy
+    machine does not use up: ``sandbox/clock.py``).  Once it is used
     up every further call fails at once, and those tests score 0 with a message
     that says the submission's total time limit was used up (never a grader
     failure, never a pending score).  A lab that does not set it gets
@@ -241,7 +246,7 @@ VARIANT = {"id": STR, "description": STR, "file": STR, "patch": STR, "edits": TA
 EDIT = {"replace": STR, "by": STR}
 NUMBER_OR_STR = _Type("a number or a string", lambda v: _number(v) or isinstance(v, str))
 PREDICTION = {"id": STR, "prompt": STR, "kind": STR, "unit": STR, "low": NUMBER, "high": NUMBER,
-              "choices": STR_LIST, "truth": NUMBER_OR_STR, "question": STR, "reflection": STR}
+              "choices": STR_LIST, "truth": NUMBER_OR_STR, "question": STR, "reflection": STR, "reveals": STR_LIST}
 PREDICTIONS_POLICY = {"points": NUMBER}
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.-]+")  # a prediction id: a JSON key and part of a cell tag (answer:<q>/<id>)
 
@@ -429,10 +434,20 @@ def _predictions(tables: list[dict], questions: tuple[Question, ...], where: str
             raise ManifestError(f"{here}: question {question!r} is not in [[questions]]")
         if reflection and not (reflection in by_id and by_id[reflection].manual):
             raise ManifestError(f"{here}: reflection {reflection!r} must name a question with manual = true")
+        reveals = tuple(t.get("reveals", ()))
+        for rule in reveals:
+            try:
+                matches_nothing = re.compile(rule, re.IGNORECASE).fullmatch("") is None
+            except re.error as e:
+                raise ManifestError(f"{here}: reveals {rule!r} is not a regular expression ({e})") from None
+            if not matches_nothing:
+                raise ManifestError(f"{here}: reveals {rule!r} matches an empty text, so it would match anywhere")
+        if reveals and truth is None:
+            raise ManifestError(f'{here}: key "reveals" needs a fixed truth (without one, nothing is revealed early)')
         out.append(Prediction(id=pid, prompt=_require(t, "prompt", here), kind=kind, unit=t.get("unit", ""),
                               low=None if low is None else float(low), high=None if high is None else float(high),
                               choices=choices, truth=float(truth) if _number(truth) else truth,
-                              question=question, reflection=reflection))
+                              question=question, reflection=reflection, reveals=reveals))
     ids = [p.id for p in out]
     if len(set(ids)) != len(ids):
         raise ManifestError(f"{where}: duplicate prediction ids in {ids}")

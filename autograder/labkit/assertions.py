@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from autograder.calls import errors
 from autograder.core.i18n import _
 from autograder.labkit import messages as M
 
@@ -184,3 +185,13 @@ def ratio(actual, expected) -> float:
 
 def _fmt_index(idx) -> str:
     return "(" + ", ".join(str(int(i)) for i in idx) + ("," if len(idx) == 1 else "") + ")"
+
+
+def grader_check(ok, message: str) -> None:
+    """A check of the grader's own work, not of the submission: the reference against the test's model,
+    a case the test built.  When it fails the grader is wrong, so it raises ``errors.GraderError``: the
+    test's score is pending and the run is flagged for the instructor (``docs/feedback.md``, "A grader
+    failure is never a student's zero"), never a 0 charged to the student.  ``message`` goes to the
+    instructor's note only."""
+    if not ok:
+        raise errors.GraderError(message)

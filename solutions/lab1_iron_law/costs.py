@@ -10,7 +10,8 @@ every function below (the tests rely on them):
 * The work of training a dense transformer is O = 6 * P * T FLOPs
   (training_flops): P parameters, T tokens; the chapter's 6 FLOPs per
   parameter per token (§4.4.2 Batch size and parameter updates, "The
-  utility bill"; §5 Identifying Bottlenecks).
+  utility bill", the one place it prints the factor; §5 Identifying
+  Bottlenecks uses it for its MFU example without printing it).
 * Rates are FLOP/s, times seconds unless a name says hours or days;
   1 hour = 3600 s, 1 day = 86400 s.  Money is in dollars, power in watts
   (arguments) or kW (results), energy in kWh.

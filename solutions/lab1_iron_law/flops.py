@@ -234,8 +234,8 @@ def step_flops(B: int, S: int, d: int, h: int, n_layers: int) -> dict:
                     "attn_v" products, forward and backward.
 
     Why this differs from 6 * P * tokens (costs.training_flops, the
-    chapter's 6 FLOPs per parameter per token, §4.4.2 Batch size and
-    parameter updates and §5 Identifying Bottlenecks): that rule
+    chapter's 6 FLOPs per parameter per token, printed in §4.4.2 Batch
+    size and parameter updates, "The utility bill"): that rule
     charges each parameter 2 FLOPs per token forward and 4 backward, so it
     counts only products with a weight.  The scores and attention x V
     products multiply two activations, have no parameters, and grow as S^2;
@@ -540,6 +540,13 @@ def measure_matmul_throughput(batch_sizes: list[int], d_in: int, d_out: int, rep
 
 # ----------------------------------------------------------------------------
 # Break it on purpose: a timing that forgets the warm-up, beside the right one
+#
+# Warming up a timing is beyond the chapter: its only warm-up is the learning rate's
+# (§3.2.3 Optimization algorithm system implications), and its profiling advice
+# (§5 Identifying Bottlenecks) does not say how to time.  The practice is PyTorch's own:
+# torch.utils.benchmark.Timer runs warm-up calls before it times, because parts of PyTorch
+# are initialised lazily on first use, and reports the median of replicates (PyTorch
+# documentation, "Benchmark Utils - torch.utils.benchmark").
 
 
 def time_without_warmup(rows: int, d_in: int, d_out: int, repeats: int = 5, device: dict | None = None) -> list[float]:

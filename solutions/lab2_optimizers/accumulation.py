@@ -118,8 +118,15 @@ def accumulate_and_step(
     3. record the accumulated gradient (the values of every ``p.grad``);
     4. take one optimizer step.
 
-    No gradient may leak from one big batch into the next.  The arguments
-    are not modified.
+    Each big batch's gradient starts from zero: clear the gradients once per
+    big batch (``zero_grad()`` marks the boundary between one update and the
+    next, §3.2.4 Framework optimizer interface and scheduling).  Misplaced,
+    the clear breaks the step either way: done only once, before the loop
+    over big batches, the previous step's gradient leaks into the next
+    (stale gradients, the chapter's bug (B)); done between two micro-batches
+    of one big batch, only the last micro-batch's gradient is left (the
+    other misplacement, which the chapter does not describe).  The
+    arguments are not modified.
 
     Returns ``{"grads": [dict name -> tensor, one per step],
     "params": dict name -> tensor, "forward_log": list}``: ``grads[t]`` is
@@ -154,7 +161,12 @@ def accumulate_and_step(
     tự, đúng các mẫu, đã backward trước lượt xuôi kế tiếp; một lượt xuôi nhiều
     hơn ``micro_batch_size`` mẫu, hoặc một backward chờ micro-batch sau, làm mất
     điểm câu hỏi dù gradient đúng. Một trường hợp chạy float32 và kiểm tra dtype
-    trả về. Mỗi lần gọi có giới hạn 30 s.
+    trả về. Mỗi lần gọi có giới hạn 30 s. Gradient của mỗi batch lớn bắt đầu
+    từ 0: xoá gradient một lần cho mỗi batch lớn; chỉ xoá một lần trước vòng lặp thì
+    gradient cũ rò sang bước sau (lỗi (B) của chương,
+    §3.2.4 Framework optimizer interface and scheduling); xoá giữa hai
+    micro-batch thì chỉ còn micro-batch cuối (cách đặt sai còn lại, chương
+    sách không mô tả).
     """
     ### BEGIN SOLUTION
     model = lab2_models.build_model(config)
@@ -175,7 +187,7 @@ def accumulate_and_step(
     ### END SOLUTION
 
 
-# -- Break it on purpose: the two bugs the chapter warns about, written by you --------------------------------
+# -- Break it on purpose: the chapter's bug (A) and the other misplaced zero_grad(), written by you ------------
 # Each takes the arguments of accumulate_and_step and returns the same dict; each differs from it in ONE place.
 
 
@@ -232,7 +244,15 @@ def accumulate_with_zero_grad_inside(
     micro_batch_size: int,
     lr: float,
 ) -> dict:
-    """Bug (B) on purpose: ``zero_grad()`` inside the micro-batch loop.
+    """The other misplaced ``zero_grad()`` on purpose: inside the micro-batch loop.
+
+    Not the chapter's bug (B): the chapter (§3.2.4 Framework optimizer
+    interface and scheduling) warns about a ``zero_grad()`` missing between
+    two optimizer steps, so stale gradients leak into the next step, and the
+    tests of ``accumulate_and_step`` look for that.  This is the opposite
+    misplacement, which the chapter does not describe (its accumulation
+    listing, §6.5.3 Memory and computational benefits, clears once before
+    its micro-batches): cleared too often instead of too seldom.
 
     Everything as in ``accumulate_and_step`` (same arguments, same steps, same
     returned dict, one forward per micro-batch, each micro-batch's mean loss
@@ -253,16 +273,20 @@ def accumulate_with_zero_grad_inside(
     forward log is one forward per micro-batch, each back-propagated before
     the next forward.  A version that is
     accidentally right (clears once per big batch) or wrong another way
-    (never clears, so gradients leak from step to step; keeps the first
-    micro-batch instead of the last) loses the question.
+    (never clears, so gradients leak from step to step: the chapter's bug
+    (B); keeps the first micro-batch instead of the last) loses the question.
 
-    Tóm tắt (tiếng Việt): lỗi (B), viết có chủ ý: giống hệt
+    Tóm tắt (tiếng Việt): cách đặt sai ``zero_grad()`` còn lại, viết có chủ ý
+    (không phải lỗi (B) của chương: chương cảnh báo việc thiếu ``zero_grad()``
+    giữa hai bước, làm gradient cũ rò sang bước sau; đây là chiều ngược lại, xoá
+    quá thường xuyên, chương sách không mô tả): giống hệt
     ``accumulate_and_step`` (mất mát nhân b_j / B) trừ một điểm: gọi
     ``zero_grad()`` trước backward của *mỗi* micro-batch thay vì một lần cho mỗi
     batch lớn. Chỉ gradient của micro-batch cuối còn lại:
     (b_cuối / B) * gradient của mất mát trung bình micro-batch cuối. Bộ chấm
     kiểm tra đúng điều này ở mọi bước; phiên bản vô tình đúng, hoặc sai theo
-    kiểu khác (không bao giờ xoá, giữ micro-batch đầu), mất điểm câu hỏi.
+    kiểu khác (không bao giờ xoá: lỗi (B) của chương; giữ micro-batch đầu), mất
+    điểm câu hỏi.
     """
     ### BEGIN SOLUTION
     return _accumulate(config, state_dict, batches, micro_batch_size, lr, scale=True, zero_inside=True)

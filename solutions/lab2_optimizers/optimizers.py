@@ -63,7 +63,7 @@ def sgd_step(
 ) -> tuple[np.ndarray, dict]:
     """One step of SGD, with optional momentum, as ``torch.optim.SGD`` does it.
 
-    Chapter: §3.2.2 Adaptive and momentum-based optimizers (momentum).
+    Chapter: §3.2.2.1 Momentum-based methods (the velocity buffer).
 
     Let g = grads + weight_decay * params (coupled L2 decay).  With
     ``momentum == 0`` the update is ``params - lr * g`` and the state stays
@@ -105,7 +105,7 @@ def rmsprop_step(
 ) -> tuple[np.ndarray, dict]:
     """One step of RMSprop as ``torch.optim.RMSprop`` does it (not centered, no momentum).
 
-    Chapter: §3.2.2 Adaptive and momentum-based optimizers (RMSprop).
+    Chapter: §3.2.2.2 Adaptive learning rate methods (RMSprop).
 
     g = grads + weight_decay * params; the square average starts at zeros:
 

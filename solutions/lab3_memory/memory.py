@@ -24,12 +24,19 @@ Units and conventions used everywhere in this file:
   ``lab3_models`` module from plain config dicts (see its docstring).  The
   batch is always ``make_batch(config, batch_size, seed=0)``.
 * The bytes of a tensor ``t`` are ``t.numel() * t.element_size()``.
+* A module hook you register is removed before your function returns
+  (``handle.remove()``): when a function builds a model again while the
+  last model it built still holds one, ``build_model`` raises
+  ``HooksLeftError``.
 
 Tóm tắt (tiếng Việt): bộ nhớ huấn luyện = trọng số + gradient + trạng thái bộ
-tối ưu + giá trị kích hoạt (§3.3.2 Memory-computation trade-offs).  Số byte là
+tối ưu + giá trị kích hoạt (§3.3.2 Đánh đổi giữa bộ nhớ và tính toán
+(Memory-computation trade-offs)).  Số byte là
 ``int`` (trừ khi docstring ghi float);
 GB = 10⁹ byte, GiB = 2³⁰ byte; byte của tensor ``t`` là ``t.numel() *
-t.element_size()``; batch luôn là ``make_batch(config, batch_size, seed=0)``.
+t.element_size()``; batch luôn là ``make_batch(config, batch_size, seed=0)``;
+hook module bạn đăng ký phải được gỡ trước khi hàm trả về (``build_model``
+báo lỗi ``HooksLeftError`` nếu mô hình mà hàm tạo lần trước vẫn còn hook).
 """
 
 from __future__ import annotations
@@ -117,7 +124,8 @@ def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
     Remove every hook before returning (``handle.remove()``, also when the
     forward pass raises): the grader calls this function many times in one
     process, and a hook left installed (a global module hook, say) would
-    fire again in later calls.
+    fire again in later calls; one left on the model this call built makes
+    the next call's ``build_model`` raise ``HooksLeftError``.
 
     Tóm tắt (tiếng Việt): chạy ``forward_loss`` một lần với hai loại hook.
     ``saved_tensors_hooks``: số lần ``pack``, số lần lưu tham số, và byte của
@@ -125,7 +133,9 @@ def activation_hook_counts(*, config: dict, batch_size: int) -> dict:
     hook trên mọi module lá (mỗi module một hook): tổng byte đầu ra, tính ở
     **mỗi lần gọi** (một khối dùng chung cho mọi lớp được tính mỗi lần nó
     chạy).  Gỡ mọi hook trước khi trả về: bộ chấm gọi hàm này nhiều lần
-    trong cùng một tiến trình, và hook còn sót sẽ chạy lại ở các lần sau.
+    trong cùng một tiến trình, và hook còn sót sẽ chạy lại ở các lần sau;
+    hook còn sót trên mô hình mà lần gọi này tạo khiến ``build_model`` của
+    lần gọi sau báo lỗi ``HooksLeftError``.
     """
     ### BEGIN SOLUTION
     model = build_model(config)
@@ -548,6 +558,12 @@ def train_fp16_toggle(*, config: dict, batch_size: int, lr: float, steps: int) -
     ``lr × grad`` the loss **stalls**: every update is below half the FP16
     spacing next to its weight, and ``w + u`` rounds back to ``w``.
 
+    The grader also runs a case whose updates are large enough to change
+    FP16 weights, and compares every step's loss with its own run of exactly
+    this recipe, to within 0.01: the update must change the model's own
+    FP16 parameters in place (``p = p - lr * p.grad`` only rebinds a name),
+    and every floating tensor is ``torch.float16`` (not ``bfloat16``).
+
     Tóm tắt (tiếng Việt): cạm bẫy "độ chính xác hỗn hợp như một công tắc":
     chuyển mô hình sang FP16 (``model.half()``, không giữ bản FP32), đầu vào
     dạng số thực ép sang FP16; ``steps`` lần: tính loss, ghi ``float(loss)``,
@@ -555,7 +571,11 @@ def train_fp16_toggle(*, config: dict, batch_size: int, lr: float, steps: int) -
     tham số có gradient, xoá gradient.  Trả về danh sách ``steps`` giá trị
     loss (``float``), mỗi giá trị đo trước cập nhật của bước đó.  Khi
     ``lr × grad`` quá nhỏ so với trọng số, loss đứng yên: cập nhật bị làm tròn
-    mất.
+    mất.  Bộ chấm còn chạy một trường hợp có cập nhật đủ lớn để thay đổi trọng
+    số FP16 và so loss của từng bước với lượt chạy của chính nó theo đúng
+    cách này, sai lệch tối đa 0.01: cập nhật phải thay đổi tại chỗ chính các
+    tham số FP16 của mô hình (``p = p - lr * p.grad`` chỉ gán lại một tên), và
+    mọi tensor số thực là ``torch.float16`` (không phải ``bfloat16``).
     """
     ### BEGIN SOLUTION
     model, batch = _fp16_run(config, batch_size)
@@ -657,8 +677,8 @@ def checkpoint_units(*, n_layers: int, n_checkpoints: int) -> dict:
     Returns ``{"units": k + N/k, "saving": 1 − units/N}`` (floats).
     48 layers with 7 checkpoints keep 13.9 units, a 71.1% saving.
 
-    Tóm tắt (tiếng Việt): mô hình của chương sách (§6.5.2 Optimal checkpoint
-    placement strategy): giữ k điểm lưu trong N lớp thì đỉnh bộ nhớ trong
+    Tóm tắt (tiếng Việt): mô hình của chương sách (§6.5.2 Chiến lược đặt điểm
+    lưu tối ưu (Optimal checkpoint placement strategy)): giữ k điểm lưu trong N lớp thì đỉnh bộ nhớ trong
     lượt ngược là k + N/k đơn vị (mỗi đơn vị là giá trị kích hoạt của một
     lớp): k điểm lưu cộng một đoạn N/k lớp được tính lại cùng lúc.  Trả về
     ``"units"`` và ``"saving"`` = 1 − units/N (float).  Không phải phép chia

@@ -33,7 +33,8 @@ Conventions:
 
 Tóm tắt (tiếng Việt): AllReduce vòng chia bộ đệm của mỗi rank thành N mảnh, chạy N−1
 bước reduce-scatter rồi N−1 bước all-gather (hai pha này nằm ngoài chương: Patarasuk và Yuan,
-2009); mỗi rank gửi 2(N−1)/N × M byte (hệ số của chương, §7.2 Scaling beyond a single node). Bạn viết việc
+2009); mỗi rank gửi 2(N−1)/N × M byte (hệ số của chương, §7.2 Mở rộng ra ngoài một nút (Scaling beyond a
+single node)). Bạn viết việc
 một rank làm ở một bước (ring_send, ring_receive); lab4_sim.run_ring mô phỏng N rank trên một
 mạng chỉ cho rank r gửi tới rank (r + 1) mod N và đếm số byte mỗi rank gửi. Kết quả là TỔNG
 theo phần tử (không phải trung bình); byte = số phần tử × itemsize; GB = 10**9 byte, băng
@@ -271,7 +272,8 @@ def scaling_speedup(*, n_gpus: int, r: float) -> float:
         gives 256 / 13.75 = 18.6.
 
     Tóm tắt (tiếng Việt): trả về N / (1 + (N − 1)·r) (float), đường "thuế truyền thông" trong
-    hình của §7 Scaling Training Systems (định luật Amdahl với phần nối tiếp r; 1.0 khi N = 1).
+    hình của §7 Mở rộng hệ thống huấn luyện (Scaling Training Systems) (định luật Amdahl với phần nối
+    tiếp r; 1.0 khi N = 1).
     """
     ### BEGIN SOLUTION
     return n_gpus / (1 + (n_gpus - 1) * r)

@@ -175,8 +175,10 @@ def standard_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: b
 def naive_attention(*, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
     """Break it on purpose: standard attention with the softmax that does NOT subtract the row max.
 
-    The chapter's warning made concrete (§6.4 Flash attention: IO-aware
-    attention optimization): softmax(z) = exp(z) / Σ exp(z) taken literally,
+    The chapter's warning made concrete (§6.4.2 IO-aware attention through
+    tiling keeps the running row maximum "for numerical stability"; §6.3.2
+    Mixed-precision benefits: the softmax's exponential "needs the full FP32
+    range"): softmax(z) = exp(z) / Σ exp(z) taken literally,
     on the raw scores z = QKᵀ/√d, exactly as standard_attention but without
     the shift by each row's max. Write it so that it shows the symptom:
 

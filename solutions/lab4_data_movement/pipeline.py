@@ -232,9 +232,10 @@ def image_pipeline(*, workers: int, batch_size: int = 32, t_transform_s: float =
     thread takes 30 ms per batch and cannot feed an accelerator that needs
     10 ms (§4.2.2 Preprocessing; §6.2.2 Practical considerations: crop
     10 + jitter 15 + normalise 5 = 30 ms); an NVMe Gen4 disk reads 7 GB/s
-    sequentially and about 0.1 of that under the random access of shuffled
+    sequentially (§4.2.2 Preprocessing, the GPT-2 example; §4.2.5 Practical
+    architectures) and about 0.1 of that under the random access of shuffled
     training (§4.2.1 Core components); PCIe Gen3 carries 15.75 GB/s
-    (§4.2.2 Preprocessing); batches of 32 (the DataLoader of §6.2.1 Prefetching
+    (§4.2.2 Preprocessing, the GPT-2 example); batches of 32 (the DataLoader of §6.2.1 Prefetching
     mechanics). Two numbers are the lab's own, not the chapter's: 500 KB
     stored per image (a high-resolution JPEG) and a batch decoded to FP32
     224 × 224 × 3 images on the wire. With them, one worker delivers 33.3

@@ -15,7 +15,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from autograder.core.i18n import N_, _
-from autograder.labkit.assertions import assert_keys, assert_scalar
+from autograder.labkit.assertions import assert_keys, assert_scalar, grader_check
 from autograder.labkit.batch_cache import batch_constant
 from autograder.labkit.messages import fixed_case
 
@@ -93,8 +93,10 @@ def torch_counts(B: int, S: int, d: int, h: int, device: str) -> tuple[dict, dic
     x = leaf(B, S, d)
     fwd["total"], out = counted(lambda: block(x))
     bwd["total"], _grads = counted(lambda: torch.autograd.grad(out, [x, *block.parameters()], torch.ones_like(out)))
-    assert sum(fwd[k] for k in MATMULS) == fwd["total"], _("grader bug: forward stages do not add up to the block")
-    assert sum(bwd[k] for k in MATMULS) == bwd["total"], _("grader bug: backward stages do not add up to the block")
+    grader_check(sum(fwd[k] for k in MATMULS) == fwd["total"],
+                 _("grader bug: forward stages do not add up to the block"))
+    grader_check(sum(bwd[k] for k in MATMULS) == bwd["total"],
+                 _("grader bug: backward stages do not add up to the block"))
     return fwd, bwd
 
 
@@ -120,7 +122,8 @@ def test_forward_counts_match_flop_counter(student, rng):
     for cfg, device, case in cases(rng):
         fwd, _bwd = torch_counts(**cfg, device=device)
         if cfg == GPT2_SMALL:
-            assert fwd["total"] == GPT2_SMALL_FORWARD, _("grader bug: the counter disagrees with the chapter's figure")
+            grader_check(fwd["total"] == GPT2_SMALL_FORWARD,
+                         _("grader bug: the counter disagrees with the chapter's figure"))
         with fixed_case(cfg == GPT2_SMALL):
             check_against(student.layer_matmul_flops(**cfg), fwd, what="layer_matmul_flops", case=case)
 
@@ -130,6 +133,7 @@ def test_backward_counts_match_flop_counter(student, rng):
     for cfg, device, case in cases(rng):
         fwd, bwd = torch_counts(**cfg, device=device)
         if cfg == GPT2_SMALL:
-            assert fwd["total"] + bwd["total"] == 3 * GPT2_SMALL_FORWARD, _("grader bug: counter is not 3x forward")
+            grader_check(fwd["total"] + bwd["total"] == 3 * GPT2_SMALL_FORWARD,
+                         _("grader bug: counter is not 3x forward"))
         with fixed_case(cfg == GPT2_SMALL):
             check_against(student.layer_backward_flops(**cfg), bwd, what="layer_backward_flops", case=case)

@@ -1,4 +1,8 @@
-"""Break it on purpose: a timing that forgets the warm-up (§5 Identifying Bottlenecks), graded by its symptom.
+"""Break it on purpose: a timing that forgets the warm-up, graded by its symptom.
+
+Warming up a timing is beyond the chapter (its only warm-up is the learning rate's); the practice
+is torch.utils.benchmark.Timer's (PyTorch documentation, "Benchmark Utils"), and the question's
+hint points to §5 Identifying Bottlenecks, where the chapter says to measure before optimizing.
 
 The student writes the mistake as its own function, ``time_without_warmup``,
 beside the right one, ``time_with_warmup``.  On a simulated device
@@ -32,7 +36,7 @@ import torch
 
 from autograder.core.i18n import N_, _
 from autograder.labkit import messages as M
-from autograder.labkit.assertions import assert_equal
+from autograder.labkit.assertions import assert_equal, grader_check
 
 pytestmark = pytest.mark.question("warmup")
 
@@ -100,7 +104,7 @@ def cases(rng, dm):
         r = args["repeats"]
         timed = replay(dm, spec, shape, r + 1)  # call 0 (with the one-time cost), then calls 1 to r
         without, right = timed[:r], timed[1:]
-        assert not same(without[:1], right[:1]), _("grader bug: the two protocols agree")
+        grader_check(not same(without[:1], right[:1]), _("grader bug: the two protocols agree"))
         yield _(CASE).format(i=i, n=CASES), args, spec, shape, without, right
 
 
@@ -111,8 +115,8 @@ def graded(rng, dm, student_fn, reference_fn, *, what: str, broken: bool) -> lis
     out = []
     for case, args, spec, shape, without, right in cases(rng, dm):
         want = reference_fn(**args, device={**spec, "threads": torch.get_num_threads()})
-        assert same(list(want), without if broken else right), _(
-            "grader bug: the reference disagrees with the device model")
+        grader_check(same(list(want), without if broken else right),
+                     _("grader bug: the reference disagrees with the device model"))
         got = times_of(student_fn(**args, device={**spec, "threads": GRADER_THREADS}), args["repeats"], what=what,
                        case=case)
         out.append((case, spec, shape, without, right, got))

@@ -5,8 +5,11 @@ the mean loss over the *whole* big batch, and plain SGD on it, step after
 step.  The messages name the symptom of each known bug without revealing a
 value:
 
-* no division by k      -> "it is 4.0x the big-batch gradient" (ratio, 2 significant figures);
-* misplaced zero_grad() -> "step 1 matches but step 2 does not: ... stale";
+* no division by k (the chapter's bug A) -> "it is 4.0x the big-batch gradient" (ratio, 2 significant figures);
+* no zero_grad() between two steps (stale gradients, the chapter's bug B, §3.2.4 Framework optimizer
+  interface and scheduling) -> "step 1 matches but step 2 does not: ... stale";
+* zero_grad() inside the micro-batch loop (the other misplacement, not in the chapter) -> "it equals only the
+  last micro-batch's gradient";
 * unweighted mean with a short last micro-batch -> "the plain average of the
   micro-batch means";
 * no split at all -> "the model saw 12 examples at once: split the batch";
@@ -49,6 +52,9 @@ BACKWARD_LATE = N_("{what}{case}: no gradient flowed back through forward {index
                    "activations alive at once, so nothing is saved")
 FORWARD_DATA = N_("{what}{case}: forward {index} did not see the examples of micro-batch {micro} of step {step}: "
                   "keep the examples in order, one forward per micro-batch")
+LAST_ONLY_SYMPTOM = N_("{what}{case}: it equals only the last micro-batch's gradient, scaled by its share of the "
+                       "examples: the gradients were cleared between micro-batches (zero_grad() inside the "
+                       "micro-batch loop?); clear them once per big batch")
 UNWEIGHTED_SYMPTOM = N_("{what}{case}: it equals the plain average of the micro-batch means, which gives the "
                         "short last micro-batch too much weight; weight each micro-batch by its size")
 
@@ -88,6 +94,13 @@ def unweighted_mean_gradient(models, config, state_dict, batch, b):
     for chunk in chunks:
         (models.loss_fn(model, chunk) / len(chunks)).backward()
     return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+
+
+def last_micro_batch_gradient(models, config, state_dict, batches, b):
+    """What clearing before every micro-batch leaves of the first step (for the symptom only)."""
+    grads, _params = trusted_accumulation(models, config, state_dict, batches[:1], b, lr=0.1, scale=True,
+                                          zero_inside=True)
+    return grads[0]
 
 
 def expected_forwards(models, batches, b) -> list[tuple[int, int, int, str]]:
@@ -152,12 +165,15 @@ def _close(a, e) -> bool:
     return a.shape == e.shape and bool(np.allclose(a, e, rtol=RTOL, atol=ATOL))
 
 
-def check_big_batch_gradient(got: dict, want: dict, *, case: str):
-    """Each parameter's gradient; a scaled copy of the right one is reported as a ratio."""
+def check_big_batch_gradient(got: dict, want: dict, *, case: str, last_only: dict | None = None):
+    """Each parameter's gradient; a scaled copy of the right one is reported as a ratio, and the last
+    micro-batch's share alone (``last_only``, when given) as gradients cleared inside the loop."""
     for name in NAMES:
         a, e = got[name], want[name]
         what = _("gradient of {name}").format(name=name)
         if np.shape(a) == tuple(e.shape) and not _close(a, e):
+            if last_only is not None and _close(a, last_only[name]):
+                raise AssertionError(M.say(LAST_ONLY_SYMPTOM, what=what, case=M.case_suffix(case)))
             flat_a, flat_e = np.asarray(a, dtype=np.float64).ravel(), e.double().numpy().ravel()
             cos = flat_a @ flat_e / (np.linalg.norm(flat_a) * np.linalg.norm(flat_e) + 1e-300)
             if cos > 1 - 1e-9:  # the right direction, the wrong size: a missing or extra factor
@@ -175,7 +191,8 @@ def test_first_step_gradient_is_big_batch_gradient(student, models):
         want, _params = big_batch_truth(models, config, state_dict, batches, lr=0.1)
         case = _("micro-batch {b}, k={k}").format(b=b, k=B // b)
         out = run_student(student, config, state_dict, batches, b, lr=0.1, models=models, case=case)
-        check_big_batch_gradient(out["grads"][0], want[0], case=case)
+        check_big_batch_gradient(out["grads"][0], want[0], case=case,
+                                 last_only=last_micro_batch_gradient(models, config, state_dict, batches, b))
 
 
 def check_every_step(got_grads: list, want_grads: list, *, case: str):
@@ -283,7 +300,8 @@ def test_short_last_micro_batch_gradient(student, models):
             if not _close(a, want[0][name]) and _close(a, unweighted[name]):
                 raise AssertionError(M.say(UNWEIGHTED_SYMPTOM, what=_("gradient of {name}").format(name=name),
                                            case=M.case_suffix(case)))
-        check_big_batch_gradient(out["grads"][0], want[0], case=case)
+        check_big_batch_gradient(out["grads"][0], want[0], case=case,
+                                 last_only=last_micro_batch_gradient(models, config, state_dict, batches, b))
 
 
 @pytest.mark.question("accumulation_uneven")
@@ -325,7 +343,9 @@ def test_split_batch(student, models, rng):
 
 # -- Break it on purpose: the student's own broken versions show exactly their symptom -------------------------
 # The truth is this file's own loop on the trusted model, with the one switch each bug flips; the correct
-# function's side (no symptom) is the tests above: A_no_scale and B_stale_grad lose "accumulation".
+# function's side (no symptom) is the tests above: A_no_scale, B_stale_grad and H_zero_grad_inside lose
+# "accumulation".  accumulate_with_zero_grad_inside is the misplacement the chapter does not describe; the
+# chapter's bug (B), stale gradients, is "broken another way" here (zero_inside_never_cleared).
 NOT_BROKEN = N_("{what}{case}: it is the correct accumulated gradient: this function must show the bug, not fix it")
 NOT_THIS_BUG = N_("{what}{case}: it is neither the correct gradient nor the one this bug gives ({symptom})")
 NO_SCALING = N_("the sum of the micro-batch gradients, k times the big-batch gradient")

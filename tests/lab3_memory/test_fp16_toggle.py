@@ -14,6 +14,14 @@ unscaling are exact, and every correct order of the update (unscale then lr, lr 
 master with the still-scaled gradient moves 2^10 times too far at loss_scale=2^10 (its two runs differ);
 one that records the loss after the update is one step ahead.  Whether the unscaling happens in FP32 is
 not observable here: in this case the FP16 gradient divided by 2^10 loses nothing either.
+
+The stalled case alone cannot tell a pure-FP16 run from one whose updates never land at all: an update
+that rebinds a name (``p = p - lr * p.grad``) never changes the model, and a run in BF16 stalls the same
+way.  So train_fp16_toggle also runs a case where FP16 updates do land (LANDING: lr=1e-2, the same model),
+compared step by step with the test's own pure-FP16 run of the docstring's recipe, to within
+LANDING_ATOL (the docstring's 0.01): every correct idiom of the in-place FP16 update (``p -= lr * p.grad``,
+``p.add_(p.grad, alpha=-lr)``, torch.optim.SGD on the FP16 parameters) stays within 1e-3 of it over the
+run, a BF16 run leaves it by about 0.14, and a run that never updates by the whole drop (about 1.5).
 """
 
 import math
@@ -26,7 +34,8 @@ from autograder.labkit import messages as M
 from autograder.labkit.assertions import assert_close, assert_equal, assert_scalar
 
 # one hidden layer, weights of std 0.3, biases frozen (a bias starts at 0, where no update rounds away):
-# lr x grad stays below half the FP16 spacing of every weight, while 20 updates add up in FP32
+# lr x grad stays below half the FP16 spacing of its weight for all but a few weights near 0 (6 of 1,856 at the
+# first step; the notebook prints the share), while 20 updates add up in FP32
 CONFIG = {"kind": "mlp", "n_layers": 1, "init_std": 0.3, "act": "relu",
           "frozen": ["inp.bias", "blocks.0.fc.bias", "out.bias"]}
 RUN = dict(batch_size=64, lr=1e-5, steps=20)
@@ -43,6 +52,19 @@ SCALE_CHANGES = N_("{what}{case}: the losses differ from those of your own run a
                    "no gradient underflows or overflows, so scaling the loss by a power of two and dividing the "
                    "gradient by the same scale before the update must give the same run: is the gradient "
                    "unscaled (divided by loss_scale) before it updates the master?")
+# where FP16 updates land: lr x grad is well above half the FP16 spacing of most weights
+LANDING = dict(batch_size=64, lr=1e-2, steps=20)
+LANDING_ATOL = 1e-2
+LANDING_CASE = N_("a one-layer ReLU MLP, biases frozen, B=64, lr=1e-2, 20 steps: updates large enough to change "
+                  "FP16 weights")
+NEVER_LANDS = N_("{what}{case}: the loss did not fall, though in this case the FP16 updates are large enough to "
+                 "change the weights; the update must change the model's own FP16 parameters in place "
+                 "(p -= lr * p.grad under torch.no_grad()): p = p - lr * p.grad only rebinds a name")
+OFF_FP16_RUN = N_("{what}{case}: at some step the loss is more than 0.01 away from the test's own run of the "
+                  "docstring's recipe; is every floating tensor in torch.float16 (model.half(), the inputs "
+                  "cast to torch.float16: not bfloat16, not float32), and is every step's update p -= lr * p.grad "
+                  "on the FP16 parameters, with no scaling and no FP32 copy, each loss recorded before its step's "
+                  "update?")
 STALLED = N_("{what}{case}: the loss did not fall; the updates of this run are too small to change an FP16 "
              "weight, so they must be added to an FP32 master copy, which is then copied into the FP16 model")
 
@@ -68,16 +90,37 @@ def _truth(models):
     return losses
 
 
-def _losses(got, what, case):
-    ok = isinstance(got, (list, tuple)) and len(got) == RUN["steps"] and all(
+def _fp16_truth(models, run: dict):
+    """The losses of a pure-FP16 run (the test's own, the docstring's recipe), one per step, each before its
+    update: the model in FP16 with no FP32 copy, ``p -= lr * p.grad`` in place."""
+    model = models.build_model(CONFIG).half()
+    params = [p for p in model.parameters() if p.requires_grad]
+    x, y = models.make_batch(CONFIG, run["batch_size"], seed=0)
+    batch = (x.half(), y)
+    losses = []
+    for _step in range(run["steps"]):
+        loss = models.forward_loss(model, batch)
+        losses.append(float(loss.detach()))
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= run["lr"] * p.grad
+                p.grad = None
+    return losses
+
+
+def _losses(got, what, case, steps=RUN["steps"]):
+    ok = isinstance(got, (list, tuple)) and len(got) == steps and all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in got)
     assert_equal(ok, True, what=_("{what}: a list of {n} finite float losses, one per step").format(
-        what=what, n=RUN["steps"]), case=case)
+        what=what, n=steps), case=case)
     return [float(v) for v in got]
 
 
 @pytest.mark.question("fp16_toggle")
-def test_toggle_stalls(student, lab3):
+def test_toggle_stalls_and_lands_in_fp16(student, lab3):
+    """Where every update is below half an FP16 spacing the loss stalls; where updates land, the run is the
+    test's own pure-FP16 run, step by step (a rebinding update or a BF16 run stalls in the first case too)."""
     case, what = _(CASE), "train_fp16_toggle"
     truth = _truth(lab3.models)
     first, drop = truth[0], truth[0] - truth[-1]
@@ -87,6 +130,14 @@ def test_toggle_stalls(student, lab3):
     fell = losses[0] - losses[-1]
     if abs(fell) > 0.05 * drop:  # the master run's drop is ~2000x the stalled one's
         raise AssertionError(M.say(FELL, what=what, case=M.case_suffix(case), drop=f"{fell:.2g}"))
+
+    case = _(LANDING_CASE)
+    truth = _fp16_truth(lab3.models, LANDING)
+    losses = _losses(student.train_fp16_toggle(config=CONFIG, **LANDING), what, case, LANDING["steps"])
+    if losses[0] - losses[-1] < 0.5 * (truth[0] - truth[-1]):
+        raise AssertionError(M.say(NEVER_LANDS, what=what, case=M.case_suffix(case)))
+    if max(abs(a - b) for a, b in zip(losses, truth)) > LANDING_ATOL:  # no value of the run in the message
+        raise AssertionError(M.say(OFF_FP16_RUN, what=what, case=M.case_suffix(case)))
 
 
 @pytest.mark.question("fp16_master")

@@ -4,7 +4,12 @@ Each test calls activation_hook_counts several times in one worker: a case,
 the same case again at once, fresh models, and the first case once more,
 each call against the ground truth. Every call builds its own model, so a
 hook that an earlier call left installed (a global module hook) fires
-again in a later call and counts there too. The shared-block models
+again in a later call and counts there too; a hook left on the model an
+earlier call built fires no more, so the shipped ``lab3_models.build_model``
+(the copy the student's code imports) remembers the hook tables of the last
+model each function built and raises ``HooksLeftError`` in the next call
+when one still holds a hook (issue 35: the docstring's "remove every hook
+before returning"). The shared-block models
 (lab3_models' "shared_blocks": one block in every layer) run the same
 modules several times in one forward: their outputs count at every call.
 

@@ -9,7 +9,7 @@ import pytest
 
 from autograder.labkit import messages as M
 from autograder.core.i18n import N_, _
-from autograder.labkit.assertions import assert_close, assert_equal, assert_keys, assert_scalar
+from autograder.labkit.assertions import assert_close, assert_equal, assert_keys, assert_scalar, grader_check
 
 pytestmark = pytest.mark.question("tiled_attention")
 
@@ -18,17 +18,6 @@ NOT_Q_SHAPE = N_("{what}{case}: its shape is not q's shape")
 F64 = dict(rtol=1e-10, atol=1e-10)
 F32 = dict(rtol=1e-5, atol=1e-5)
 CHECKED_ROWS = 128  # of the memory test's outputs, checked against the definition
-
-
-def softmax_attention(q, k, v, causal=False):
-    """The definition, in float64, with the (..., S, S) matrix."""
-    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
-    S, d = q.shape[-2:]
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)
-    if causal:
-        scores = np.where(np.tril(np.ones((S, S), dtype=bool)), scores, -np.inf)
-    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return (w / w.sum(axis=-1, keepdims=True)) @ v
 
 
 # Scores beyond these overflow exp in each dtype (exp(88.8) > float32 max, exp(709.8) > float64 max);
@@ -72,7 +61,7 @@ def large_qkv(rng, shape, dtype, offsets="positive", block_size=None):
         falls: the later blocks' exp(s − m) are (almost) 0, below 1e-300 of the first block's.
     """
     *lead, S, d = shape
-    assert d == 16 and offsets in LARGE_CASES
+    grader_check(d == 16 and offsets in LARGE_CASES, "grader bug: large scores need d=16 and a known offset")
     name = np.dtype(dtype).name
     low, high, big_k = {"float32": (14, 20, 32.0), "float64": (32, 48, 100.0)}[name]
     q, k = (rng.integers(-8, 9, size=shape) / 8.0 for _tensor in range(2))
@@ -80,20 +69,23 @@ def large_qkv(rng, shape, dtype, offsets="positive", block_size=None):
     q[..., 0] = sign * rng.integers(low, high, size=(*lead, S), endpoint=True)
     k[..., 0] = big_k
     if offsets in ("rising", "falling"):
-        assert block_size is not None and block_size < S, "rising or falling scores need a second key block"
+        grader_check(block_size is not None and block_size < S,
+                     "grader bug: rising or falling scores need a second key block")
         if offsets == "rising":
             k[..., :block_size, 0] = 0.0
         else:
             k[..., block_size:, 0] = 0.0
     v = rng.standard_normal(shape)
     smallest, rest = low * big_k / 4, (d - 1) / 4  # the smallest offset; the most the other columns add
-    assert smallest - rest > OVERFLOW[name]  # positive: every score overflows unshifted
-    assert smallest - rest > UNDERFLOW[name]  # negative: every score underflows shifted by 0
-    assert smallest - 2 * rest > OVERFLOW[name]  # rising / falling: one block's scores minus another's overflow
+    # a case that does not show what it is built for is the grader's failure, never the student's 0
+    grader_check(smallest - rest > OVERFLOW[name], "grader bug: a large score does not overflow unshifted")
+    grader_check(smallest - rest > UNDERFLOW[name], "grader bug: a negative score does not underflow")
+    grader_check(smallest - 2 * rest > OVERFLOW[name],  # rising / falling: one block's minus another's overflow
+                 "grader bug: one block's scores minus another's do not overflow")
     return q.astype(dtype), k.astype(dtype), v.astype(dtype)
 
 
-def check_tiled(student, rng, shape, *, causal, block_size, dtype=np.float64, scale=1.0, large=None):
+def check_tiled(plain_attention, student, rng, shape, *, causal, block_size, dtype=np.float64, scale=1.0, large=None):
     """``large``: None for ordinary scores, else the kind of large scores (see large_qkv)."""
     q, k, v = (large_qkv(rng, shape, dtype, large, block_size) if large else qkv(rng, shape, dtype, scale))
     got = student.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=block_size)
@@ -103,7 +95,7 @@ def check_tiled(student, rng, shape, *, causal, block_size, dtype=np.float64, sc
         case = _(LARGE_CASES[large]).format(case=case)
     assert_equal(str(getattr(got, "dtype", type(got).__name__)), np.dtype(dtype).name,
                  what=_("dtype of tiled_attention's output (it must be q's dtype)"), case=case)
-    assert_close(got, softmax_attention(q, k, v, causal), what=_("tiled_attention output"), case=case,
+    assert_close(got, plain_attention(q, k, v, causal), what=_("tiled_attention output"), case=case,
                  **(F64 if dtype == np.float64 else F32))
 
 
@@ -121,48 +113,48 @@ def test_attention_score_bytes(student, rng):
     assert_scalar(got["tile_bytes"], b * b * e, what="tile_bytes", case=case, rtol=0)
 
 
-def test_standard_attention_matches_softmax(student, rng):
+def test_standard_attention_matches_softmax(plain_attention, student, rng):
     for shape, causal in [((48, 16), False), ((48, 16), True), ((3, 40, 8), True)]:
         q, k, v = qkv(rng, shape)
         got = student.standard_attention(q=q, k=k, v=v, causal=causal)
-        assert_close(got, softmax_attention(q, k, v, causal), what=_("standard_attention output"),
+        assert_close(got, plain_attention(q, k, v, causal), what=_("standard_attention output"),
                      case=_("shape {shape}, causal={causal}, float64").format(shape=shape, causal=causal), **F64)
     # Large scores: the stable softmax subtracts each row's max; exp of the raw scores overflows.
     for shape, causal, dtype in [((40, 16), False, np.float64), ((2, 30, 16), True, np.float64),
                                  ((40, 16), True, np.float32)]:
         q, k, v = large_qkv(rng, shape, dtype)
         got = student.standard_attention(q=q, k=k, v=v, causal=causal)
-        assert_close(got, softmax_attention(q, k, v, causal), what=_("standard_attention output"),
+        assert_close(got, plain_attention(q, k, v, causal), what=_("standard_attention output"),
                      case=_("shape {shape}, causal={causal}, {dtype}, scores large enough that exp overflows "
                             "without subtracting the max").format(shape=shape, causal=causal,
                                                                  dtype=np.dtype(dtype).name),
                      **(F64 if dtype == np.float64 else F32))
 
 
-def test_tiled_matches_softmax_float64(student, rng):
+def test_tiled_matches_softmax_float64(plain_attention, student, rng):
     # Block sizes that divide S, that do not, one row per block, and one block for everything.
     for S, d, B in [(128, 32, 32), (96, 16, 40), (64, 8, 1), (50, 8, 64)]:
-        check_tiled(student, rng, (S, d), causal=False, block_size=B)
+        check_tiled(plain_attention, student, rng, (S, d), causal=False, block_size=B)
     # Large scores: without the running max, exp would overflow.
-    check_tiled(student, rng, (80, 16), causal=False, block_size=16, scale=8.0)
-    check_tiled(student, rng, (70, 16), causal=False, block_size=16, large="positive")
-    check_tiled(student, rng, (2, 45, 16), causal=True, block_size=16, large="positive")
+    check_tiled(plain_attention, student, rng, (80, 16), causal=False, block_size=16, scale=8.0)
+    check_tiled(plain_attention, student, rng, (70, 16), causal=False, block_size=16, large="positive")
+    check_tiled(plain_attention, student, rng, (2, 45, 16), causal=True, block_size=16, large="positive")
     # All-negative rows (a running max that starts at 0, not −∞, gives 0/0), a later key block far
     # above the first (a max taken from the first block only, never raised, overflows) and the first
     # far above the later ones (a max taken from the current block only, which falls, overflows).
     for large in ("negative", "rising", "falling"):
-        check_tiled(student, rng, (70, 16), causal=False, block_size=16, large=large)
-        check_tiled(student, rng, (2, 45, 16), causal=True, block_size=16, large=large)
+        check_tiled(plain_attention, student, rng, (70, 16), causal=False, block_size=16, large=large)
+        check_tiled(plain_attention, student, rng, (2, 45, 16), causal=True, block_size=16, large=large)
 
 
-def test_tiled_causal(student, rng):
+def test_tiled_causal(plain_attention, student, rng):
     for S, d, B in [(128, 16, 32), (90, 8, 16), (33, 8, 64), (20, 4, 1)]:
-        check_tiled(student, rng, (S, d), causal=True, block_size=B)
+        check_tiled(plain_attention, student, rng, (S, d), causal=True, block_size=B)
 
 
-def test_tiled_multiple_heads(student, reference, rng):
+def test_tiled_multiple_heads(plain_attention, student, reference, rng):
     for shape, causal, B in [((4, 64, 16), False, 16), ((3, 70, 8), True, 32), ((2, 3, 40, 8), True, 16)]:
-        check_tiled(student, rng, shape, causal=causal, block_size=B)
+        check_tiled(plain_attention, student, rng, shape, causal=causal, block_size=B)
     # and against the reference on a random head count and length, never named in the feedback
     H, S = int(rng.integers(2, 6)), int(rng.integers(20, 120))
     q, k, v = qkv(rng, (H, S, 16))
@@ -178,19 +170,19 @@ def test_tiled_multiple_heads(student, reference, rng):
                  what=_("tiled_attention output"), case=case, **F64)
 
 
-def test_tiled_lengths_not_divisible_by_block(student, rng):
+def test_tiled_lengths_not_divisible_by_block(plain_attention, student, rng):
     # The last block is shorter: 100 = 3×32 + 4, 130 = 2×64 + 2, 129 = 4×32 + 1.
     for S, B in [(100, 32), (130, 64), (129, 32)]:
         for causal in (False, True):
-            check_tiled(student, rng, (S, 16), causal=causal, block_size=B)
+            check_tiled(plain_attention, student, rng, (S, 16), causal=causal, block_size=B)
 
 
-def test_tiled_float32(student, rng):
+def test_tiled_float32(plain_attention, student, rng):
     for shape, causal, B in [((200, 32), False, 64), ((2, 150, 16), True, 32)]:
-        check_tiled(student, rng, shape, causal=causal, block_size=B, dtype=np.float32)
+        check_tiled(plain_attention, student, rng, shape, causal=causal, block_size=B, dtype=np.float32)
     for large in LARGE_CASES:
         for causal in (False, True):
-            check_tiled(student, rng, (90, 16), causal=causal, block_size=32, dtype=np.float32, large=large)
+            check_tiled(plain_attention, student, rng, (90, 16), causal=causal, block_size=32, dtype=np.float32, large=large)
 
 
 def attention_rows(q, k, v, rows, causal):

@@ -3,7 +3,7 @@
 Ground truth is written out here from the docstrings' definitions (strong scaling: one GPU's step
 split N ways, then a ring AllReduce of 2(N−1)/N × the gradient over the link), never taken from the
 code under test, and checked against the chapter's own numbers: the three curves of the figure "The
-Communication Tax" (§7 Scaling Training Systems: r = 0.05, 0.15, 0.40, N up to 256), the second
+Communication Tax" (§7 Scaling Training Systems: r = 0.05, 0.15, 0.40, N up to 256), the first
 pitfall of §8 Fallacies and Pitfalls (8 GPUs that spend 30–50% of the step synchronising give 4–6×,
 not 8×; a cluster of 8 taking 36 h against one A100's 24 h) and the callout "The network wall" of
 §7.2 Scaling beyond a single node (7B FP16 gradients, 8 GPUs, 100 Gb/s: 1.96 s against 1 s).
@@ -38,7 +38,7 @@ def test_scaling_speedup_draws_the_chapters_curves(student):
         for n in (1, 2, 8, 64, 256):
             assert_scalar(student.scaling_speedup(n_gpus=n, r=r), n / (1 + (n - 1) * r), what="scaling_speedup",
                           case=_("the chapter's curve {curve}, {n} GPU(s)").format(curve=label, n=n), rtol=1e-12)
-    # The second pitfall of §8 Fallacies and Pitfalls: 8 GPUs that spend 30% of the step synchronising give
+    # The first pitfall of §8 Fallacies and Pitfalls: 8 GPUs that spend 30% of the step synchronising give
     # 5.6x (r = 3/49), 50% give 4x (r = 1/7); a cluster of 8 taking 36 h against one GPU's 24 h is a speed-up
     # of 2/3 (r = 11/7).
     for r, expected, label in ((3 / 49, 5.6, _("8 GPUs with 30% of the step synchronising")),
@@ -65,7 +65,7 @@ def test_communication_tax_of_the_network_wall(student):
 
 
 def test_communication_tax_gives_the_pitfalls_four_times(student):
-    # Half of every step on the network (§8 Fallacies and Pitfalls, second pitfall): the 7B gradients over
+    # Half of every step on the network (§8 Fallacies and Pitfalls, the first pitfall): the 7B gradients over
     # 100 Gb/s on 8 GPUs take 1.96 s, as long as each GPU's share of a 15.68 s step. r = 1/7; 4x, efficiency
     # 0.5. Then the same model and link from 1 to 256 GPUs: without overlap the speed-up follows
     # N / (1 + (N − 1)·r).

@@ -14,7 +14,7 @@ import pytest
 
 from autograder.core.i18n import N_, _
 from autograder.labkit import messages as M
-from autograder.labkit.assertions import assert_close, assert_equal
+from autograder.labkit.assertions import assert_close, assert_equal, grader_check
 
 pytestmark = pytest.mark.question("softmax_overflow")
 
@@ -24,17 +24,6 @@ NO_SYMPTOM = N_("{what}{case}: a row whose scores overflow exp came out finite. 
                 "the overflow (NaN or inf in that row): subtract nothing, clip nothing, compute in q's dtype")
 # Scores beyond these overflow exp in each dtype (exp(88.8) > float32 max, exp(709.8) > float64 max).
 OVERFLOW = {"float32": 88.8, "float64": 709.8}
-
-
-def reference(q, k, v, causal):
-    """The definition, stable, in float64."""
-    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
-    S, d = q.shape[-2:]
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)
-    if causal:
-        scores = np.where(np.tril(np.ones((S, S), dtype=bool)), scores, -np.inf)
-    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return (w / w.sum(axis=-1, keepdims=True)) @ v
 
 
 def overflow_case(rng, S, dtype):
@@ -54,9 +43,10 @@ def overflow_case(rng, S, dtype):
     q[:, 0] = np.where(big, rng.integers(low, high, size=S, endpoint=True), 0)
     k[:, 0] = big_k
     rest = (d - 1) / 4
-    assert low * big_k / 4 - rest > OVERFLOW[name]  # every score of a big row overflows
-    if name == "float32":
-        assert high * big_k / 4 + rest < OVERFLOW["float64"]  # but would not in float64
+    # a case that does not show what it is built for is the grader's failure, never the student's 0
+    grader_check(low * big_k / 4 - rest > OVERFLOW[name], "grader bug: a big row's scores do not overflow")
+    grader_check(name != "float32" or high * big_k / 4 + rest < OVERFLOW["float64"],
+                 "grader bug: a float32 big row would overflow in float64 too")
     v = rng.standard_normal((S, d))
     return q.astype(dtype), k.astype(dtype), v.astype(dtype), big
 
@@ -70,7 +60,7 @@ CASES = [(12, False, np.float64), (12, True, np.float64), (10, False, np.float32
 
 
 @pytest.mark.question("softmax_overflow", points=2)
-def test_naive_attention_overflows_exactly_where_the_scores_do(student, rng):
+def test_naive_attention_overflows_exactly_where_the_scores_do(plain_attention, student, rng):
     for S, causal, dtype in CASES:
         q, k, v, big = overflow_case(rng, S, dtype)
         case = case_name(S, causal, dtype)
@@ -78,18 +68,18 @@ def test_naive_attention_overflows_exactly_where_the_scores_do(student, rng):
             got = np.asarray(student.naive_attention(q=q, k=k, v=v, causal=causal))
         assert_equal(got.shape, q.shape, what=_("shape of naive_attention's output"), case=case)
         # The ordinary rows: the naive softmax is right where exp does not overflow.
-        assert_close(got[~big], reference(q, k, v, causal)[~big], what=_("naive_attention, the rows with ordinary "
+        assert_close(got[~big], plain_attention(q, k, v, causal)[~big], what=_("naive_attention, the rows with ordinary "
                      "scores"), case=case, **(F64 if dtype == np.float64 else F32))
         # The big rows: the symptom, inf / inf.
         if np.isfinite(got[big]).all(axis=-1).any():
             raise AssertionError(M.say(NO_SYMPTOM, what="naive_attention", case=M.case_suffix(case)))
 
 
-def test_tiled_attention_stays_finite_on_the_same_case(student, rng):
+def test_tiled_attention_stays_finite_on_the_same_case(plain_attention, student, rng):
     # One block holding every key: the running max alone keeps exp in range (the rescaling of
     # several blocks is the question tiled_attention's).
     for S, causal, dtype in CASES:
         q, k, v, _big = overflow_case(rng, S, dtype)
         got = student.tiled_attention(q=q, k=k, v=v, causal=causal, block_size=S)
-        assert_close(got, reference(q, k, v, causal), what=_("tiled_attention output"),
+        assert_close(got, plain_attention(q, k, v, causal), what=_("tiled_attention output"),
                      case=case_name(S, causal, dtype) + _(", block_size=S"), **(F64 if dtype == np.float64 else F32))

@@ -47,4 +47,8 @@ def test_readme_main_job_on_lab2(tmp_path):
     assert float(rows["stub"]["score"]) == 0
     fb_a = (out / "feedback" / "A_no_scale.md").read_text()
     assert "× the big-batch gradient" in fb_a, "variant A's feedback names the symptom"
+    # zero_grad() misplaced either way, each named for what it is (issue 38): the chapter's bug (B), stale
+    # gradients, and the other misplacement, cleared inside the micro-batch loop
+    assert "a stale gradient from the previous step" in (out / "feedback" / "B_stale_grad.md").read_text()
+    assert "it equals only the last micro" in (out / "feedback" / "H_zero_grad_inside.md").read_text()
     assert "SyntaxError" in (out / "feedback" / "syntax_error.md").read_text()

@@ -128,7 +128,8 @@ def test_grade_writes_feedback_in_the_chosen_language(toy_root, tmp_path):
     stub = (out / "feedback" / "stub.md").read_text(encoding="utf-8")
     assert "Điểm: 0 / 5" in stub and "add() chưa được cài đặt" in stub and "bài kiểm thử công khai" in stub
     assert "bài nộp thiếu tệp toy.py" in (out / "feedback" / "empty.md").read_text(encoding="utf-8")
-    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--lang", "en"]) == 0
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--lang", "en",
+                 "--change-settings"]) == 0  # the record kept vi: a new language is a change of settings
     stub = (out / "feedback" / "stub.md").read_text(encoding="utf-8")
     assert "Score: 0 / 5" in stub and "add() is not implemented yet" in stub
 

@@ -16,6 +16,7 @@ import importlib.util
 import os
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -111,9 +112,10 @@ class _Results:
         self.results = plugin.collected_results(session.config)
 
 
-def grade(files: dict[str, str], folder, salt: str = "x", tests=None) -> dict[str, tuple[str, str, str]]:
+def grade(files: dict[str, str], folder, salt: str = "x", tests=None,
+          plugins=()) -> dict[str, tuple[str, str, str]]:
     """{test nodeid: (question, status, feedback)} of lab 1's hidden tests (or ``tests``, a file of them) on
-    ``files``, in this process."""
+    ``files``, in this process (``plugins``: more pytest plugin objects for the run)."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (folder / name).write_text(text)
@@ -122,7 +124,8 @@ def grade(files: dict[str, str], folder, salt: str = "x", tests=None) -> dict[st
     try:
         pytest_here.run_pytest_here([str(LAB.hidden_tests_dir / (tests or "")), "--submission", str(folder), "--seed-salt", salt,
                                      "-p", "no:cacheprovider", "-p", "no:terminal", "-o", "addopts=",
-                                     "--import-mode=importlib", "--rootdir", str(LAB.root)], LAB.root, [collector])
+                                     "--import-mode=importlib", "--rootdir", str(LAB.root)], LAB.root,
+                                    [collector, *plugins])
     finally:
         torch.set_num_threads(before)
     return {r.nodeid: (r.question, r.status, r.feedback) for r in collector.results}
@@ -197,3 +200,71 @@ def test_drawn_inputs_are_not_in_the_feedback(tmp_path):
 
     differ = {n: (one[n][2], two[n][2]) for n in one if text(one[n][2]) != text(two[n][2])}
     assert not differ, differ
+
+
+# -- issue 35: a grader that cannot build its case never fails the student --------------------------
+# The throughput tests search a drawn device's noise for a seed on which every known mistake gives
+# another answer (with_distinct_noise).  On some drawn devices there is none (a tiny product whose
+# operands take too little time to make: randn inside the timed region shows by less than DISTINCT);
+# the test then grades on a fixed case of the same kind, checked here, never the student.
+PEAK_NODE = "tests/lab1_iron_law/test_throughput.py::test_peak_on_simulated_devices"
+# the sha256 of some file: its peak test draws such a tiny product (found by trying digests once)
+DIGEST_WITHOUT_CASE = "7d2b080321674f3ff8344995d7a0381ee2c4b2d5e99a60c2bcae9dd7a261153b"
+
+
+@pytest.fixture
+def throughput():
+    """The hidden test module, loaded by path, with the grader's device model."""
+    path = LAB.hidden_tests_dir / "test_throughput.py"
+    spec = importlib.util.spec_from_file_location("lab1_throughput_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_fixed_case_tells_the_mistakes_apart_at_its_own_seed(throughput, device):
+    """The fallbacks are pre-checked: each tells every known mistake apart with its own noise seed (one try)
+    and is of its kind (a tiny product, an even or the default number of repeats, a stated or measured peak)."""
+    T = throughput
+    for label, (n, repeats, spec) in T.FIXED_PEAK.items():
+        assert T.peak_search(device, n, repeats, spec, tries=1) is not None, label
+    assert T.FIXED_PEAK[T.SIM_PEAK_DEFAULTS][:2] == (None, None) and T.FIXED_PEAK[T.SIM_PEAK_TINY][0] < 9
+    for (big, default_repeats, even), args in T.FIXED_SWEEP.items():
+        assert T.sweep_search(device, *args, big=big, tries=1) is not None, (big, default_repeats, even)
+        repeats, stated = args[3], args[4]
+        assert (stated is None) == (big is not None)
+        assert (repeats == T.SWEEP_REPEATS) if default_repeats else True
+        assert repeats % 2 == 0 if even else True
+
+
+def test_the_digest_draws_a_case_no_seed_tells_apart(throughput, device):
+    """Keeps the next test meaningful: with this digest the tiny peak case's search does fail."""
+    T = throughput
+    rng = np.random.default_rng(plugin.seed_for(PEAK_NODE, DIGEST_WITHOUT_CASE))
+    # the cases' sizes, then each case's device, drawn as test_peak_on_simulated_devices draws them
+    cases = [(None, None), (int(rng.integers(2, 9)), int(rng.integers(2, 13)))]
+    cases += [(int(rng.integers(64, 700)), int(rng.integers(2, 13))) for _trial in range(2)]
+    assert T.peak_search(device, None, None, T.draw_spec(rng)) is not None
+    assert T.peak_search(device, *cases[1], T.draw_spec(rng)) is None
+
+
+class _NoSearch:
+    """Every search of test_throughput.py given no seed to try: each case is its fixed one."""
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            if item.module.__name__.endswith("test_throughput"):
+                item.module.SEED_TRIES = 0
+
+
+@pytest.mark.parametrize("how", ["digest", "no search"])
+def test_a_failed_search_grades_on_the_fixed_case(how, tmp_path):
+    """The reference keeps full marks and a throughput mistake still loses throughput, whether one drawn
+    case has no seed (the digest) or every search fails (a budget of 0): never "grader bug" as a 0."""
+    plugins = [_NoSearch()] if how == "no search" else []
+    for cid, lose in (("reference", set()), ("I_peak_mean", {"throughput"}), ("D_computed_not_timed", {"throughput"})):
+        results = grade(candidates.sources(LAB, candidate(cid)), tmp_path / cid, salt=DIGEST_WITHOUT_CASE,
+                        tests="test_throughput.py", plugins=plugins)
+        assert lost(results) == lose, (cid, failed(results))
+        assert not any("grader" in fb for fb in failed(results).values()), failed(results)
+

@@ -267,3 +267,56 @@ def test_tr_comments_are_translated_per_notebook():
         nb = notebooks.build(notebooks.source_path(lab.assignment_dir, lab.name), "vi", bundle_url="")
         setup = next(c.source for c in nb.cells if c.cell_type == "code" and "notebook.checker()" in c.source)
         assert "# tr:" not in setup and "# otter's grader.check" not in setup
+
+
+# -- answer cells: each right after the prompt that says what to write ----------------------
+MARKED_BY_HAND = {"en": "marked by hand", "vi": "chấm tay"}
+
+
+def prompts_of_answer_cells(source: Path) -> list[tuple[str, str, str | None]]:
+    """(answer tag, language, the text cell just before it in its language, or None) for every
+    answer cell of a notebook source: the cells between them may only be the other language's
+    text cells and other answer cells (no code cell, no other text)."""
+    import jupytext
+
+    cells = jupytext.read(source, fmt="py:percent").cells
+    out = []
+    for i, cell in enumerate(cells):
+        tags = cell.metadata.get("tags", [])
+        answer = next((t for t in tags if t.startswith("answer:")), None)
+        if answer is None:
+            continue
+        lang = "vi" if "vi" in tags else "en"
+        prompt = None
+        for before in reversed(cells[:i]):
+            btags = before.metadata.get("tags", [])
+            if before.cell_type == "markdown" and (any(t.startswith("answer:") for t in btags) or lang not in btags):
+                continue  # the other language's cell, or another answer cell
+            prompt = before.source if before.cell_type == "markdown" else None
+            break
+        out.append((answer, lang, prompt))
+    return out
+
+
+def test_the_answer_prompt_check_finds_a_bare_answer_cell(tmp_path):
+    src = tmp_path / "x.nb.py"
+    src.write_text('# %% [markdown] tags=["en"]\n# **Reflect** (one line, marked by hand): why?\n\n'
+                   '# %% [markdown] tags=["vi"]\n# **Suy ngẫm** (một dòng, chấm tay): vì sao?\n\n'
+                   '# %% [markdown] tags=["en", "answer:r/a"]\n# *One line here.*\n\n'
+                   '# %% [markdown] tags=["vi", "answer:r/a"]\n# *Một dòng ở đây.*\n\n'
+                   '# %%\nx = 1\n\n'
+                   '# %% [markdown] tags=["en", "answer:r/b"]\n# *One line here.*\n')
+    found = {(tag, lang): prompt for tag, lang, prompt in prompts_of_answer_cells(src)}
+    assert "marked by hand" in found[("answer:r/a", "en")] and "chấm tay" in found[("answer:r/a", "vi")]
+    assert found[("answer:r/b", "en")] is None  # a code cell before it: no prompt
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
+def test_every_answer_cell_follows_a_prompt_that_says_what_to_write(lab):
+    """A graded answer cell (``answer:<question>[/<part>]``, marked by hand) comes right after a text
+    cell of its language that asks what to write and says it is marked by hand (issue 38: lab 4's
+    reflections were bare "One line here." cells, with no question before them)."""
+    source = notebooks.source_path(lab.assignment_dir, lab.name)
+    bad = [f"{tag} ({lang})" for tag, lang, prompt in prompts_of_answer_cells(source)
+           if prompt is None or MARKED_BY_HAND[lang] not in prompt or "?" not in prompt]
+    assert not bad, f"{source.name}: answer cells without a prompt right before them: {bad}"
