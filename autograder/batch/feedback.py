@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 
 from autograder.batch import late
 from autograder.labkit import messages as M
@@ -52,40 +53,55 @@ def fenced(lines: list[str], indent: str = "") -> list[str]:
 
 
 LATE = N_("Handed in {days} day(s) late: the late policy took off {percent:g}%, from {raw:g} points.")
+ABSENT = N_("{points:g} points marked by hand: {why}.")  # batch.manual.absent's reasons
+GRADED = N_("Graded on {when}.")
 
 
 def score_lines(res: results.SubmissionResult, manifest: Manifest, lateness: late.Lateness | None = None, *,
-                scale: float = 1.0) -> list[str]:
+                scale: float = 1.0, absent: Mapping[str, str] | None = None) -> list[str]:
     """What a student reads first: the score (after the late penalty), how late it was handed in
     and what that took, and the points marked by hand that are pending (never lost).  ``scale``:
-    the points on another maximum (a Moodle assignment out of 100)."""
+    the points on another maximum (a Moodle assignment out of 100).  ``absent``: the questions
+    marked by hand the student handed in nothing for, and why (``manual.absent``): said as such,
+    never "pending, not lost"."""
     final = lateness.final_score(res.score) if lateness else res.score
     lines = [_("Score: {score:g} / {max_score:g}").format(score=Local(round(final * scale, 6)),
                                                            max_score=Local(round(manifest.max_score * scale, 6)))]
     if lateness and lateness.late_days:
         lines.append(_(LATE).format(days=lateness.late_days, percent=Local(lateness.penalty_percent),
                                     raw=Local(round(res.score * scale, 6))))
-    if res.pending_points(manifest):
-        lines.append(_(results.NOT_MARKED).format(points=Local(round(res.pending_points(manifest) * scale, 6))))
+    waiting = {q.id: q.max_points for q in res.questions(manifest) if q.pending}
+    absent = {qid: why for qid, why in (absent or {}).items() if qid in waiting}
+    pending = round(sum(p for qid, p in waiting.items() if qid not in absent), 6)
+    if pending:
+        lines.append(_(results.NOT_MARKED).format(points=Local(round(pending * scale, 6))))
+    for why in sorted(set(absent.values())):
+        points = sum(waiting[qid] for qid, w in absent.items() if w == why)
+        lines.append(_(ABSENT).format(points=Local(round(points * scale, 6)), why=_(why)))
     return lines
 
 
 def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bool = False,
-             lateness: late.Lateness | None = None) -> str:
+             lateness: late.Lateness | None = None, absent: Mapping[str, str] | None = None,
+             graded_at: str = "") -> str:
     """The student's feedback.  The hidden tests of a question whose ``details``
     come after the due date show only their points, unless ``after_due``.
-    ``lateness``: the late policy's verdict (the score shown is after its penalty)."""
-    first, *rest = score_lines(res, manifest, lateness)
+    ``lateness``: the late policy's verdict (the score shown is after its penalty).
+    ``absent``: see :func:`score_lines`; ``graded_at``: when its tests ran (the record's)."""
+    absent = absent or {}
+    first, *rest = score_lines(res, manifest, lateness, absent=absent)
     lines = [f"# {_(manifest.title)}", "", f"**{first}**", ""]
     if rest:
         lines += [*rest, ""]
     if res.grader_error:
         lines += ["> **" + _(results.PENDING) + "**", ""]
+    told = []  # a sentence once per file: a problem staging and the grader both report, a note given twice
     for e in res.errors:
         first = e.splitlines()[0] if e.strip() else e
-        lines.append("> " + _("Problem: {problem}").format(problem=inline(first)))
+        told.append("> " + _("Problem: {problem}").format(problem=inline(first)))
     for n in res.notes:
-        lines.append("> " + _("Note: {note}").format(note=inline(n)))
+        told.append("> " + _("Note: {note}").format(note=inline(n)))
+    lines += list(dict.fromkeys(told))
     if res.errors or res.notes:
         lines.append("")
     questions = res.questions(manifest)
@@ -96,7 +112,8 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
     said = dict(zip((t.nodeid for t in shown), M.details_once([(t.name, t.feedback or _("failed")) for t in shown])))
     for q in questions:
         if q.manual:
-            lines += _manual(q, [t for t in res.tests if t.question == q.id], manifest.question(q.id).participation)
+            lines += _manual(q, [t for t in res.tests if t.question == q.id], manifest.question(q.id).participation,
+                             absent.get(q.id, ""))
             continue
         mark = "✅" if q.full else "❌"
         lines += [f"## {mark} {_(q.title)}: {Local(q.points):g} / {Local(q.max_points):g}", ""]
@@ -121,6 +138,8 @@ def markdown(res: results.SubmissionResult, manifest: Manifest, *, after_due: bo
         if not q.total:
             lines.append("- " + _("no test result (the grader could not run this question's tests)"))
         lines.append("")
+    if graded_at:
+        lines += [f"_{_(GRADED).format(when=graded_at)}_", ""]
     return "\n".join(lines)
 
 
@@ -129,9 +148,13 @@ def _failed(res: results.SubmissionResult, q: results.QuestionScore) -> list[res
     return [t for t in res.tests if t.question == q.id and t.status != results.PASSED and t.visibility != "hidden"]
 
 
-def _manual(q: results.QuestionScore, marks: list[results.TestResult], participation: bool = False) -> list[str]:
-    """A question marked by hand: its mark and the marker's comment, or that it waits for one.
+def _manual(q: results.QuestionScore, marks: list[results.TestResult], participation: bool = False,
+            absent: str = "") -> list[str]:
+    """A question marked by hand: its mark and the marker's comment, or that it waits for one
+    (``absent``: nothing was handed in for it, and why).
     The predictions' participation points (``participation``): what the batch gave, and why."""
+    if q.pending and absent:
+        return [f"## ⏳ {_(q.title)}: {_(absent)} / {Local(q.max_points):g}", ""]
     if q.pending:
         return [f"## ⏳ {_(q.title)}: " + _("marked by hand, not marked yet") + f" / {Local(q.max_points):g}", ""]
     lines = [f"## {'✅' if q.full else '❌'} {_(q.title)}: {Local(q.points):g} / {Local(q.max_points):g}", ""]

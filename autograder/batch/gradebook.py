@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autograder.batch import late, roster
 from autograder.core import results
-from autograder.core.files import append_text, atomic_write
+from autograder.core.files import append_text, atomic_write, text_bytes
 from autograder.core.manifest import Manifest
 
 FIXED_COLUMNS = ["submission", "score", "max_score"]
@@ -38,12 +38,28 @@ NOBODY = roster.NOBODY
 
 def text_cell(value: str) -> str:
     """A text cell a spreadsheet shows as text: a leading formula character gets a ``'`` before it.
+    Every CSV the engine writes goes through this one function (``docs/exports.md``).  A lone
+    ``-`` (Moodle's "never" in its worksheet's dates) is no formula and stays as it is.
 
     A carriage return becomes a line feed: with ``lineterminator="\\n"`` the
     csv module quotes a field holding ``\\n`` but not one holding ``\\r``,
-    which readers then take for the end of a row."""
-    quote = "'" if value.startswith(FORMULA_START) else ""
+    which readers then take for the end of a row.
+
+    A value that already starts with ``'`` before a formula character gets one more (``'=bob``
+    is written ``''=bob``): else it would read as the escaped ``=bob``, another student's id
+    (:func:`cell_text` reads a cell back)."""
+    quote = "'" if _formula(value.lstrip("'")) else ""
     return quote + value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _formula(value: str) -> bool:
+    return value.startswith(FORMULA_START) and value != "-"
+
+
+def cell_text(cell: str) -> str:
+    """The text a :func:`text_cell` holds (the value it was given, but for line ends): its ``'``
+    taken off again, one only."""
+    return cell[1:] if cell.startswith("'") and _formula(cell[1:].lstrip("'")) else cell
 
 
 def _line(cells: list[str]) -> str:
@@ -59,6 +75,7 @@ class Deadline:
     policy: late.LatePolicy
     times: dict[str, datetime] = field(default_factory=dict)  # submission id -> when it was submitted
     extensions: dict[str, datetime] = field(default_factory=dict)  # late.read_extensions
+    late_flags: dict[str, bool] = field(default_factory=dict)  # the platform's verdict where it gives no time
 
     def due_for(self, submission: str, who: roster.Submitters = NOBODY) -> datetime:
         """The due date that applies to one submission (an extension, else the batch's)."""
@@ -66,6 +83,8 @@ class Deadline:
 
     def of(self, submission: str, who: roster.Submitters = NOBODY) -> tuple[datetime | None, late.Lateness]:
         at = self.times.get(submission)
+        if at is None and self.late_flags.get(submission) is False:  # on time by the platform's own verdict
+            return at, late.Lateness(0, 0.0)
         return at, late.lateness(at, self.due_for(submission, who), self.policy, submission=submission)
 
 
@@ -156,11 +175,25 @@ def write_raw(out: Path, res: results.SubmissionResult) -> None:
     atomic_write(out / "raw" / f"{res.submission}.json", res.to_json())
 
 
-def write_shown(out: Path, res: results.SubmissionResult, manifest: Manifest, feedback_md: str) -> None:
-    """What the student reads: results/<id>.json (Gradescope schema) and feedback/<id>.md."""
-    atomic_write(out / "results" / f"{res.submission}.json",
-                 results.gradescope_text(results.gradescope_json(res, manifest)))
-    atomic_write(out / "feedback" / f"{res.submission}.md", feedback_md)
+def write_shown(out: Path, res: results.SubmissionResult, manifest: Manifest, feedback_md: str,
+                graded_at: str = "") -> None:
+    """What the student reads: results/<id>.json (Gradescope schema; ``graded_at``, when its tests
+    ran, in its ``extra_data``) and feedback/<id>.md."""
+    shown = results.gradescope_json(res, manifest)
+    if graded_at:
+        shown.setdefault("extra_data", {})["graded_at"] = graded_at
+    for path, text in ((out / "results" / f"{res.submission}.json", results.gradescope_text(shown)),
+                       (out / "feedback" / f"{res.submission}.md", feedback_md)):
+        if _same_text(path, text):  # a student --only did not name keeps their files as they were
+            continue
+        atomic_write(path, text)
+
+
+def _same_text(path: Path, text: str) -> bool:
+    try:
+        return path.read_bytes() == text_bytes(text)
+    except OSError:
+        return False
 
 
 def load_raw(out: Path) -> list[results.SubmissionResult]:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from autograder.batch import gradebook, platforms, predictions_report
 from autograder.core.files import atomic_write, run_folder
-from autograder.core import i18n, labs, results
+from autograder.core import i18n, labs, results, untrusted
 from autograder.grading import predictions, runner, staging
 from autograder.core.i18n import _
 
@@ -79,19 +79,26 @@ def grade(root: Path, timeout_s: float | None = None) -> dict:
     # this run puts in the temporary folder, gone with it.
     with run_folder("gradescope") as tmp, shared_zygote(hide=[root]):
         code = Path(tempfile.mkdtemp(dir=tmp, prefix="code-"))
+        staged, handed = None, predictions_report.Handed(None)
         try:  # stage() reports a bad upload as a problem; anything else still grades, as files missing
             # as `grade` stages it (an untouched stub left beside the work passed over; predictions.json:
-            # data for the participation points, never given to the grader)
-            staged = platforms.stage(lab, root / "submission", code)
+            # data for the participation points, never given to the grader), within one entry's CPU budget
+            with untrusted.budget():
+                staged = platforms.stage(lab, root / "submission", code)
+                if m.participation:
+                    handed = predictions_report.read(staged.extra.get(predictions.FILE), m,
+                                                     unread=staged.unread.get(predictions.FILE, ""))
         except Exception as exc:  # noqa: BLE001
             code.mkdir(exist_ok=True)
-            staged = staging.Staged(code, problems=[_("could not read {name}: {error}").format(
-                name=SUBMISSION_ID, error=staging.describe(exc))])
+            problem = _("could not read {name}: {error}").format(name=SUBMISSION_ID, error=staging.describe(exc))
+            staged = staged or staging.Staged(code)
+            staged.problems.append(problem)
+            handed = handed if handed.records is not None else predictions_report.Handed(None, staging.describe(exc))
         res = runner.grade_staged(lab, staged.directory, SUBMISSION_ID, sandbox=True,
                                   problems=staged.problems, notes=staged.notes, sha256=staged.sha256,
                                   timeout_s=timeout_s)
     if m.participation:
-        res = predictions_report.apply(res, m, predictions_report.read(staged.extra.get(predictions.FILE), m))
+        res = predictions_report.apply(res, m, handed)
     payload = results.gradescope_json(res, m)
     if res.notes:  # which file was graded where there was a choice, as `grade`'s feedback says
         payload["output"] += "".join("\n" + _("Note: {note}").format(note=n) for n in res.notes)

@@ -43,13 +43,15 @@ import csv
 import dataclasses
 import io
 import json
-import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.batch import predictions_report
 from autograder.batch.feedback import code, fenced, inline
-from autograder.batch.gradebook import BOM, FORMULA_START, text_cell
-from autograder.core import results
+from autograder.batch import record
+from autograder.batch.gradebook import BOM, cell_text, text_cell
+from autograder.core import results, untrusted
 from autograder.core.files import atomic_write, valid_text
 from autograder.core.i18n import N_, _
 from autograder.core.manifest import Manifest
@@ -58,6 +60,7 @@ FOLDER = "manual"
 KEPT = "marks.csv"  # the marks of the last --manual, in out/manual/
 TEMPLATE = "marks-template.csv"
 ANSWERS = "answers"  # out/manual/answers/<id>.json: each submission's answers, as extracted
+NOTEBOOKS = "notebooks"  # out/manual/notebooks/<id>/<file>: the notebooks handed in (the marking page)
 COLUMNS = ("submission", "question", "points", "comment")
 ANSWER_TAG = "answer:"  # a notebook cell tagged "answer:<question id>" holds that question's answer
 PART = "/"  # "answer:<question id>/<part>": one named part of it
@@ -69,14 +72,17 @@ MISSING = N_("Your answer to \"{question}\"{part} is missing: its cell is empty 
 class Mark:
     points: float
     comment: str = ""
+    marker: str = ""  # who gave it (the marks file's ``marker`` column, or ``grade --marker``): batch/record.py
 
 
 Marks = dict[tuple[str, str], Mark]  # (submission, question id) -> its mark
 
 
-def read_marks(path: Path, manifest: Manifest) -> Marks:
+def read_marks(path: Path, manifest: Manifest, removals: set[tuple[str, str]] | None = None) -> Marks:
     """The marks in ``path`` (see the module docstring).  Raises ValueError naming the
-    file and line for what cannot be a mark; an empty ``points`` cell is no mark."""
+    file and line for what cannot be a mark; an empty ``points`` cell is no mark.  With
+    ``removals``, a ``points`` cell ``remove`` adds its (submission, question) there: the
+    record's mark is taken away (``record.merge_marks``); without it, it is not a number."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -111,13 +117,16 @@ def read_marks(path: Path, manifest: Manifest) -> Marks:
             raise ValueError(f"{where}: a second mark for {sub!r}, question {qid!r}")
         if not points:
             continue  # not marked yet
+        if removals is not None and points.strip().lower() == record.REMOVE:
+            removals.add((sub, qid))
+            continue
         try:
             value = float(points.replace(",", "."))  # "1,5" as a Vietnamese spreadsheet writes it
         except ValueError:
             raise ValueError(f"{where}: points {points!r} is not a number") from None
         if not 0 <= value <= q.points:
             raise ValueError(f"{where}: points {points!r} is outside 0 to {q.points:g} for question {qid!r}")
-        marks[(sub, qid)] = Mark(value, row.get("comment", ""))
+        marks[(sub, qid)] = Mark(value, row.get("comment", ""), row.get("marker", ""))
     return marks
 
 
@@ -134,7 +143,7 @@ def marks_csv(rows: list[tuple[str, str, Mark | None]]) -> str:
 
 def _text(cell: str) -> str:
     """The text a :func:`text_cell` holds: its ``'`` before a formula character taken off again."""
-    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
+    return cell_text(cell)
 
 
 def apply(res: results.SubmissionResult, manifest: Manifest, marks: Marks) -> results.SubmissionResult:
@@ -152,24 +161,7 @@ def apply(res: results.SubmissionResult, manifest: Manifest, marks: Marks) -> re
     return dataclasses.replace(res, tests=tests)
 
 
-MAX_NESTING = 100  # a notebook nests about 6 deep; json.loads recurses, so deeper is refused before it
-
-
-def nesting(data: bytes, limit: int = MAX_NESTING) -> int:
-    """How deep the arrays and objects of JSON ``data`` nest, strings left out (linear, no
-    recursion); counting stops once past ``limit``."""
-    depth = deepest = 0
-    for m in _BRACKET.finditer(_STRING.sub(b"", data)):
-        depth += 1 if m.group() in b"[{" else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                break
-    return deepest
-
-
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_BRACKET = re.compile(rb"[\[\]{}]")
+MAX_NESTING = 100  # a notebook nests about 6 deep: deeper is refused (core.untrusted.load_json)
 
 
 def answers(notebook: bytes) -> dict[str, list[str]]:
@@ -192,20 +184,22 @@ def answer_cells(notebook: bytes) -> list[tuple[str, str, str]]:
     (part ``""`` for a cell of the whole question).
 
     The notebook is the student's: anything but a notebook's JSON (a JSON list,
-    a string, nesting deeper than :data:`MAX_NESTING`, bytes that are not UTF-8)
-    gives ValueError.  Its size is staging's to bound (``MAX_FILE_BYTES``); the
-    texts returned are valid text (``files.valid_text``: a ``"\\ud800"`` escaped)."""
-    if nesting(notebook) > MAX_NESTING:  # before parsing: json.loads would recurse that deep
-        raise ValueError(_("it is not a notebook (nested more than {depth} levels deep)").format(depth=MAX_NESTING))
+    a string, nesting deeper than :data:`MAX_NESTING`, bytes that are not UTF-8,
+    more than a handed-in file's size) gives ValueError, read in time linear in
+    its size (``core.untrusted.load_json``); the texts returned are valid text
+    (``files.valid_text``: a ``"\\ud800"`` escaped)."""
     try:
-        nb = json.loads(notebook.decode("utf-8"))
-    except (ValueError, RecursionError, MemoryError) as exc:  # a decoding error, an integer of 5,000 digits
-        raise ValueError(_("it is not a notebook ({error})").format(error=type(exc).__name__)) from None
+        nb = untrusted.load_json(notebook, max_depth=MAX_NESTING)
+    except untrusted.OverBudget:
+        raise  # the entry's time ran out: not the notebook's fault, and said as such
+    except untrusted.Unreadable as exc:
+        raise ValueError(_("it is not a notebook ({error})").format(error=exc)) from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise ValueError(_("it is not a notebook ({error})").format(error=_("no list of cells")))
     out: list[tuple[str, str, str]] = []
     for cell in cells:
+        untrusted.check()  # a million cells cost their loop, within the entry's budget
         if not isinstance(cell, dict):
             continue
         tags = (cell.get("metadata") or {}).get("tags") if isinstance(cell.get("metadata"), dict) else None
@@ -272,6 +266,10 @@ def extract(out: Path, manifest: Manifest, lab_dir: Path, notebooks: dict[str, d
     problems: dict[str, list[str]] = {}
     for sub, files in notebooks.items():
         files = {n: d for n, d in files.items() if n in manifest.notebooks}  # a hand-in's other data (predictions.json)
+        # the notebooks as handed in, for the marking page (names from lab.toml, never the student's)
+        shutil.rmtree(out / FOLDER / NOTEBOOKS / sub, ignore_errors=True)  # a regrade's hand-in replaces the last
+        for name, data in files.items():
+            atomic_write(out / FOLDER / NOTEBOOKS / sub / name, data)
         found: dict[str, list[list[str]]] = {q.id: [] for q in manifest.manual}
         unread = []
         for name, data in sorted(files.items()):
@@ -354,8 +352,6 @@ def answers_markdown(question, records: dict[str, dict], context: dict[tuple[str
 def write_marking(out: Path, manifest: Manifest, submissions: list[str], marks: Marks) -> None:
     """What a TA marks from: ``manual/<question>.md`` per manual question, and
     ``manual/marks-template.csv`` (every submission and manual question, the marks so far)."""
-    from autograder.batch import predictions_report  # imports this module's nesting
-
     records = {s: _record(out, s) for s in submissions}
     for q in manifest.manual:
         context = predictions_report.context(out, manifest, q.id, submissions)
@@ -420,5 +416,52 @@ def keep(out: Path, marks: Marks) -> None:
 
 
 def kept(out: Path, manifest: Manifest) -> Marks:
-    path = out / FOLDER / KEPT
-    return read_marks(path, manifest) if path.is_file() else {}
+    """The marks kept in ``out``: the record's (``record.read_marks``), else, for a folder graded
+    before the record kept marks, ``manual/marks.csv``.  ValueError for a mark this lab.toml
+    cannot take (its question is gone or no longer manual, or out of range)."""
+    if not record.has_marks(out):
+        path = out / FOLDER / KEPT
+        return read_marks(path, manifest) if path.is_file() else {}
+    by_id = {q.id: q for q in manifest.questions}
+    marks: Marks = {}
+    for (sub, qid), e in record.read_marks(out).items():
+        q = by_id.get(qid)
+        if q is None or not q.manual or q.participation or not 0 <= e.points <= q.points:
+            raise ValueError(f"{record.FOLDER}/{record.MARKS}: the mark of {sub!r} for {qid!r} "
+                             f"({e.points:g}) does not fit {manifest.name}/lab.toml")
+        marks[(sub, qid)] = Mark(e.points, e.comment, e.marker)
+    return marks
+
+
+def entries(marks: Marks, at: str) -> dict[tuple[str, str], record.Entry]:
+    """Marks read from a file as the record keeps them (each with its marker, given ``at``)."""
+    return {k: record.Entry(m.points, m.comment, m.marker, at) for k, m in marks.items()}
+
+
+NO_NOTEBOOK = N_("no notebook handed in")
+NO_ANSWER = N_("no answer handed in")
+
+
+def absent(out: Path, manifest: Manifest, submission: str) -> dict[str, str]:
+    """The manual questions ``submission`` handed in nothing for -> why (:data:`NO_NOTEBOOK` or
+    :data:`NO_ANSWER`, untranslated): no notebook at all, or every part of its answer missing."""
+    if not manifest.manual:
+        return {}
+    rec = _record(out, submission)
+    if not rec.get("notebooks"):
+        return {q.id: NO_NOTEBOOK for q in manifest.manual}
+    return {q.id: NO_ANSWER for q in manifest.manual if not _answers(rec, q.id)}
+
+
+def closing(out: Path, manifest: Manifest, submissions: list[str], marks: Marks) -> Marks:
+    """``--close-marking``: a 0 for each manual question a submission handed in nothing for and
+    that has no mark yet, its reason (translated now) as the comment."""
+    closed: Marks = {}
+    for sub in sorted(submissions):
+        for qid, why in absent(out, manifest, sub).items():
+            if (sub, qid) not in marks:
+                closed[(sub, qid)] = Mark(0.0, _(why), CLOSED_BY)
+    return closed
+
+
+CLOSED_BY = "close-marking"  # the marker of a 0 given by --close-marking

@@ -6,7 +6,12 @@ optional file: never given to the grader, never hashed into its sha256, never
 imported or run) and :func:`extract` keeps what it says, checked against the
 lab's ``[[predictions]]`` (``grading.predictions.parse``), in
 ``predictions/<id>.json`` (per submission, so ``--only`` leaves the others').
-A file that is missing or cannot be read is counted, never a failure.
+A file that is missing or cannot be read (not JSON, out of shape, larger than
+a handed-in file may be) is counted, never a failure nor a problem of the
+submission: it costs at most the participation points, and the feedback's
+line for them says why.  A history whose times go back, or pass the
+platform's hand-in time, is counted as changed after the measurement and
+named on the marking sheet (``grading.predictions.Record.consistent``).
 
 Nothing here grades a prediction for being right.  A lab whose
 ``[predictions_policy]`` gives points has a question ``predictions``
@@ -30,10 +35,11 @@ import dataclasses
 import json
 import math
 import statistics
+import textwrap
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
-from autograder.batch.manual import nesting
 from autograder.core import results
 from autograder.core.files import atomic_write
 from autograder.core.i18n import N_, _
@@ -43,7 +49,6 @@ from autograder.grading import predictions as P
 FOLDER = "predictions"  # out/predictions/<id>.json: each submission's predictions, as read
 FIGURE = "predictions.png"
 KIND = "predictions"  # a TestResult's kind when it is the participation points, not a test
-MAX_NESTING = 8  # a predictions file nests 5 deep; json.loads recurses, so deeper is refused before it
 # the ratio bands of a number's distribution (prediction / truth), by their upper edges
 BANDS = ((0.25, "below 1/4"), (0.5, "1/4 to 1/2"), (2.0, "1/2 to 2 (within 2x)"), (4.0, "2 to 4"),
          (math.inf, "above 4"))
@@ -58,43 +63,52 @@ UNREAD = N_("{file} could not be read ({problem}): these points are for a comple
 
 @dataclass(frozen=True)
 class Handed:
-    """What one submission handed in: its records (None: no file, or one not read) and why not."""
+    """What one submission handed in: its records (None: no file, or one not read) and why not;
+    ``handed_in``: when, as its platform says (None: unknown), which its history is checked against."""
     records: dict[str, P.Record] | None
     problem: str = ""
+    handed_in: datetime | None = None
 
     def to_json(self) -> str:
         return json.dumps({"records": None if self.records is None else
-                           {k: r.to_dict() for k, r in self.records.items()}, "problem": self.problem},
+                           {k: r.to_dict() for k, r in self.records.items()}, "problem": self.problem,
+                           "handed_in": self.handed_in.isoformat() if self.handed_in else None},
                           ensure_ascii=False)
 
 
-def read(data: bytes | None, manifest: Manifest) -> Handed:
-    """A submission's ``predictions.json`` (None: none handed in) as data: nesting bounded
-    before parsing, every value checked against its declaration; never raises."""
+def read(data: bytes | None, manifest: Manifest, *, unread: str = "", handed_in: datetime | None = None) -> Handed:
+    """A submission's ``predictions.json`` (None: none handed in, or staging could not take it:
+    ``unread`` says why) as data: bounded (``core.untrusted``), every value checked against its
+    declaration, its history against ``handed_in``; never raises."""
     if data is None:
-        return Handed(None)
+        return Handed(None, unread, handed_in)
     try:
-        if nesting(data, MAX_NESTING) > MAX_NESTING:
-            raise ValueError(f"nested more than {MAX_NESTING} levels deep")
-        return Handed(P.parse(data, manifest))
+        return Handed(P.parse(data, manifest, handed_in), handed_in=handed_in)
     except Exception as exc:  # noqa: BLE001  (the student's data: whatever it holds costs at most these points)
-        return Handed(None, str(exc)[:200] or type(exc).__name__)
+        return Handed(None, str(exc)[:200] or type(exc).__name__, handed_in)
 
 
-def extract(out: Path, manifest: Manifest, extras: dict[str, dict[str, bytes]]) -> None:
-    """``predictions/<id>.json`` for each submission staged now (``extras``: its optional files)."""
+def extract(out: Path, manifest: Manifest, extras: dict[str, dict[str, bytes]], *,
+            unread: dict[str, dict[str, str]] | None = None, times: dict[str, datetime] | None = None) -> None:
+    """``predictions/<id>.json`` for each submission staged now (``extras``: its optional files;
+    ``unread``: why staging could not take one, ``staging.Staged.unread``; ``times``: when each
+    was handed in, as its platform says)."""
+    unread, times = unread or {}, times or {}
     for sub, files in extras.items():
-        atomic_write(out / FOLDER / f"{sub}.json", read(files.get(P.FILE), manifest).to_json())
+        handed = read(files.get(P.FILE), manifest, unread=unread.get(sub, {}).get(P.FILE, ""),
+                      handed_in=times.get(sub))
+        atomic_write(out / FOLDER / f"{sub}.json", handed.to_json())
 
 
 def kept(out: Path, sub: str, manifest: Manifest) -> Handed:
     """What :func:`extract` kept of ``sub`` (none: graded before the lab had predictions)."""
     try:
         d = json.loads((out / FOLDER / f"{sub}.json").read_text(encoding="utf-8"))
+        at = datetime.fromisoformat(d["handed_in"]) if d.get("handed_in") else None
         if d.get("records") is None:
-            return Handed(None, str(d.get("problem", "")))
+            return Handed(None, str(d.get("problem", "")), at)
         wrapped = json.dumps({"format": P.FORMAT, "predictions": d["records"]})
-        return Handed(P.parse(wrapped, manifest))
+        return Handed(P.parse(wrapped, manifest, at), handed_in=at)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return Handed(None)
 
@@ -151,6 +165,9 @@ def said(p: Prediction, r: P.Record | None) -> str:
             line += ": right" if guess == truth else ": wrong"
         elif (q := ratio(guess, truth)) is not None:
             line += f": prediction / result {_num(q)}"
+    if not r.consistent:
+        return line + (" (the history was inconsistent: a time goes back, or is later than the hand-in; "
+                       "from there on it counts as changed after the measurement)")
     return line + (" (changed after the measurement; not counted)" if r.changed_after_lock else "")
 
 
@@ -168,6 +185,7 @@ class Tally:
     unanswered: int = 0
     missing: int = 0
     after_lock: int = 0  # submissions that changed it after its measurement (recorded, never counted)
+    inconsistent: int = 0  # of those, histories whose times go back or pass the hand-in (Record.consistent)
 
     @property
     def judged(self) -> list[tuple[float | str, float | str]]:
@@ -190,6 +208,7 @@ def tallies(manifest: Manifest, handed: dict[str, Handed]) -> list[Tally]:
             else:
                 tally.answers.append((guess, p.truth if p.truth is not None else r.measured))
             tally.after_lock += r.changed_after_lock
+            tally.inconsistent += not r.consistent
         out.append(tally)
     return out
 
@@ -231,7 +250,9 @@ def _lines(t: Tally) -> list[str]:
              f"- the truth: {truth}" + ("" if p.question == "" else f"; question `{p.question}`"),
              *([f"- answers without a measurement to compare with: {len(t.answers) - len(t.judged)}"]
                if len(t.judged) < len(t.answers) else []),
-             *([f"- changed after the measurement (recorded, not counted): {t.after_lock}"] if t.after_lock else [])]
+             *([f"- changed after the measurement (recorded, not counted): {t.after_lock}"] if t.after_lock else []),
+             *([f"- of those, an inconsistent history (a time goes back, or is later than the hand-in): "
+                f"{t.inconsistent}"] if t.inconsistent else [])]
     if p.kind == "number":
         near, judged = within_2x(t)
         ratios = sorted(r for g, tr in t.judged if (r := ratio(g, tr)) is not None)
@@ -281,36 +302,94 @@ def section(manifest: Manifest, handed: dict[str, Handed]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(manifest: Manifest, handed: dict[str, Handed], path: Path) -> None:
-    """``predictions.png``: per prediction, a number's answers over prediction / truth (log scale,
-    the band within 2x shaded) or a choice's answers per option (the fixed answer in green)."""
+# The figure's words, in the batch's language (the prompts through the lab's catalog)
+ANSWERED_OF = N_("{answered} answered of {total}")
+TRUTH_FIXED = N_("the truth: {value}")
+TRUTH_OWN = N_("the truth: each student's own measurement")
+RATIO_AXIS = N_("prediction / truth (log scale)")
+COUNT_AXIS = N_("submissions")
+WITHIN_2X = N_("within 2x")
+RIGHT_FOR = N_("right for that student")
+WRONG_FOR = N_("wrong for that student")
+TITLE_WIDTH = 78  # characters a panel's title line holds at its font size and the panel's width
+
+
+@dataclass(frozen=True)
+class Panel:
+    """What one panel of ``predictions.png`` says: ``title`` (the question and its unit, wrapped),
+    ``count`` ("n answered of N"), ``truth`` (the truth marker's label) and ``xlabel``."""
+    title: str
+    count: str
+    truth: str
+    xlabel: str
+
+
+def panel(t: Tally, total: int) -> Panel:
+    """The texts of ``t``'s panel, in the current language; ``total``: the students of the batch
+    (the roster's, when it is known), N of "n answered of N"."""
+    p = t.prediction
+    question = _(p.prompt) + (f" [{p.unit}]" if p.unit else "")
+    title = textwrap.fill(f"{p.id}: {question}", TITLE_WIDTH)
+    if p.truth is None:
+        truth = _(TRUTH_OWN)
+    else:
+        value = _num(p.truth) if isinstance(p.truth, float) else _(p.truth)
+        truth = _(TRUTH_FIXED).format(value=value + (f" {p.unit}" if p.unit and p.kind == "number" else ""))
+    return Panel(title, _(ANSWERED_OF).format(answered=len(t.answers), total=total), truth,
+                 _(RATIO_AXIS) if p.kind == "number" else "")
+
+
+def plot(manifest: Manifest, handed: dict[str, Handed], path: Path, total: int | None = None) -> None:
+    """``predictions.png``: per prediction, a panel titled with its question and unit, "n answered
+    of N" on it (``total``: N, the roster's size when known, else the submissions'), and the truth
+    marked: a number's answers over prediction / truth (log scale; the truth a labelled line at 1,
+    the band within 2x shaded), a choice's per option (the fixed answer's bar green and labelled;
+    where each student's measurement is the truth, each bar split into right and wrong for them)."""
     import matplotlib
 
     matplotlib.use("Agg")  # headless, whatever the caller's backend
     import matplotlib.pyplot as plt
 
     ts = tallies(manifest, handed)
-    cols = min(3, len(ts))
+    total = len(handed) if total is None else total
+    cols = min(2, len(ts))  # two wide panels a row: a question's title stays on two or three lines
     rows = math.ceil(len(ts) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 3.9 * rows), squeeze=False)
     for ax in axes.flat[len(ts):]:
         ax.set_visible(False)
     for ax, t in zip(axes.flat, ts):
-        p = t.prediction
-        ax.set_title(f"{p.id} ({len(t.answers)} answered)", fontsize=9)
+        p, texts = t.prediction, panel(t, total)
+        ax.set_title(texts.title, fontsize=9, loc="left")
         if p.kind == "number":
             logs = [max(-4.0, min(4.0, math.log2(r))) for g, tr in t.judged if (r := ratio(g, tr)) is not None]
-            ax.axvspan(-1, 1, color="tab:green", alpha=0.15, label="within 2x")
-            ax.axvline(0, color="tab:green", lw=1)
-            ax.hist(logs, bins=[x / 2 for x in range(-8, 9)], color="tab:blue", edgecolor="white")
-            ax.set_xticks([-4, -2, 0, 2, 4], ["1/16", "1/4", "1", "4", "16"])
-            ax.set_xlabel("prediction / truth", fontsize=8)
+            ax.axvspan(-1, 1, color="tab:green", alpha=0.12, label=_(WITHIN_2X))
+            # bins centred on whole and half powers of 2: a prediction right on the truth stands on its line
+            ax.hist(logs, bins=[x / 2 - 0.25 for x in range(-8, 10)], color="tab:blue", edgecolor="white")
+            ax.axvline(0, color="tab:red", lw=1.5, label=texts.truth)
+            ax.set_xticks([-4, -2, 0, 2, 4], ["≤1/16", "1/4", "1", "4", "≥16"])
+            ax.set_xlim(-4.5, 4.5)
+            ax.set_xlabel(texts.xlabel, fontsize=8)
         else:
             chosen = collections.Counter(g for g, _t in t.answers)
-            ax.bar(range(len(p.choices)), [chosen.get(c, 0) for c in p.choices],
-                   color=["tab:green" if c == p.truth else "tab:blue" for c in p.choices])
-            ax.set_xticks(range(len(p.choices)), list(p.choices), rotation=20, fontsize=7)
-        ax.set_ylabel("submissions", fontsize=8)
+            at = range(len(p.choices))
+            if p.truth is not None:  # one answer for all: its bar is the truth
+                bars = ax.bar(at, [chosen.get(c, 0) for c in p.choices],
+                              color=["tab:green" if c == p.truth else "tab:blue" for c in p.choices])
+                if p.truth in p.choices:  # the legend names the green bar
+                    bars[p.choices.index(p.truth)].set_label(texts.truth)
+            else:  # each student's own measurement: right and wrong for them, per option
+                right = collections.Counter(g for g, tr in t.judged if g == tr)
+                ax.bar(at, [right.get(c, 0) for c in p.choices], color="tab:green", label=_(RIGHT_FOR))
+                ax.bar(at, [chosen.get(c, 0) - right.get(c, 0) for c in p.choices],
+                       bottom=[right.get(c, 0) for c in p.choices], color="tab:blue", label=_(WRONG_FOR))
+            ax.set_xticks(at, [textwrap.fill(_(c), 18) for c in p.choices], fontsize=7)
+        top = max([1, *(patch.get_height() + patch.get_y() for patch in ax.patches if patch.get_height())])
+        ax.set_ylim(0, top * 1.45)  # room above the bars for the count and the legend
+        ax.text(0.01, 0.97, texts.count, transform=ax.transAxes, fontsize=8, va="top", ha="left",
+                bbox={"facecolor": "white", "edgecolor": "0.7", "boxstyle": "round,pad=0.25"})
+        ax.legend(fontsize=7, loc="upper right", framealpha=0.9)
+        ax.set_ylabel(_(COUNT_AXIS), fontsize=8)
+        ax.tick_params(labelsize=7)
         ax.yaxis.get_major_locator().set_params(integer=True)
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
@@ -319,11 +398,12 @@ def plot(manifest: Manifest, handed: dict[str, Handed], path: Path) -> None:
     tmp.replace(path)
 
 
-def write(out: Path, manifest: Manifest, submissions: list[str]) -> str:
+def write(out: Path, manifest: Manifest, submissions: list[str], total: int | None = None) -> str:
     """``predictions.png`` in ``out``; returns the summary's predictions section (both nothing for a
-    lab without predictions)."""
+    lab without predictions).  ``total``: the students of the batch as the roster knows them (those
+    who handed in nothing too), N of each panel's "n answered of N"; None: the submissions."""
     if not manifest.predictions:
         return ""
     handed = {s: kept(out, s, manifest) for s in submissions}
-    plot(manifest, handed, out / FIGURE)
+    plot(manifest, handed, out / FIGURE, total)
     return section(manifest, handed)

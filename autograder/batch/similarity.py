@@ -74,7 +74,7 @@ from copydetect.utils import highlight_overlap
 from autograder.batch import platforms
 from autograder.batch.gradebook import text_cell
 from autograder.core import stubs
-from autograder.core import labs
+from autograder.core import labs, untrusted
 from autograder.core.files import atomic_write
 from autograder.grading import staging
 
@@ -173,7 +173,12 @@ def collect(lab: labs.Lab, entries: list[staging.Entry]) -> tuple[dict[str, dict
     texts, problems = {}, {}
     with tempfile.TemporaryDirectory(prefix="similarity-") as tmp:
         for n, entry in enumerate(entries):
-            staged = platforms.stage(lab, entry, Path(tmp) / str(n))  # as `grade` stages it
+            try:  # as `grade` stages it, within an entry's CPU budget (staging says what it cut)
+                with untrusted.budget():
+                    staged = platforms.stage(lab, entry, Path(tmp) / str(n))
+            except untrusted.OverBudget as exc:  # stopped in staging's own bookkeeping: nothing of it compared
+                texts[entry.id], problems[entry.id] = {}, [str(exc)]
+                continue
             texts[entry.id] = {f: (staged.directory / f).read_bytes().decode("utf-8", "replace")
                                for f in files if (staged.directory / f).is_file()}
             if staged.problems:

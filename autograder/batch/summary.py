@@ -45,33 +45,61 @@ def final_scores(rows: list[SubmissionResult], late: Late | None = None) -> dict
     return {r.submission: late[r.submission].final_score(r.score) if r.submission in late else r.score for r in rows}
 
 
-def markdown(rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = (), late: Late | None = None
-             ) -> str:
+def unknown_times(late: Late | None) -> list[str]:
+    """The submissions whose time is unknown (no late penalty could be decided), by id."""
+    return sorted(i for i, v in (late or {}).items() if v.late_days is None)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word's end, with "…" where it was cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
+
+
+def full_tested(r: SubmissionResult, manifest: Manifest) -> bool:
+    """Every point the tests give (the questions marked by hand left out): what "full marks" counts."""
+    tested = [q for q in r.questions(manifest) if not q.manual]
+    return bool(tested) and all(q.full and q.total > 0 for q in tested)
+
+
+def markdown(rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = (), late: Late | None = None,
+             nothing: list[str] = ()) -> str:
     """``warnings``: what the intake noticed about the batch (two entries with one name, ...);
-    ``late``: the late policy's verdicts (scores are after the penalty)."""
+    ``late``: the late policy's verdicts (scores are after the penalty); ``nothing``: the roster's
+    students who handed in nothing (the platform's gradebook names them)."""
     late = late or {}
     finals = final_scores(rows, late)
     scores = list(finals.values())
     penalised = sorted((r for r in rows if r.submission in late and late[r.submission].late_days),
                        key=lambda r: r.submission)
+    unknown = unknown_times(late)
     lines = [f"# {manifest.title}: batch summary", "",
              f"- submissions: {len(rows)}",
              f"- mean score: {statistics.fmean(scores):.2f} / {manifest.max_score:g}" if rows else "- mean score: -",
              f"- median score: {statistics.median(scores):g}" if rows else "- median score: -",
-             f"- full marks: {sum(s >= manifest.max_score for s in scores)}",
+             f"- full marks (every tested point, {sum(q.points for q in manifest.tested):g}): "
+             f"{sum(full_tested(r, manifest) for r in rows)}",
+             *([f"- handed in nothing (in the platform's gradebook): {len(nothing)}"] if nothing else []),
              f"- with grading problems: {sum(bool(r.errors) for r in rows)}",
              f"- grader failures (scores pending, regraded on the next run): {sum(bool(r.grader_error) for r in rows)}",
              *([f"- questions marked by hand still to mark: {sum(q.pending for r in rows for q in r.questions(manifest))}"
                 f" (see manual/)"] if manifest.manual else []),
              *([f"- handed in late: {len(penalised)} (scores here are after the late penalty)"] if late else []),
+             *([f"- submission time unknown: {len(unknown)}, so no late penalty was applied: "
+                f"{', '.join(inline(s) for s in unknown)}"] if unknown else []),
              ""]
     if warnings:
         lines += ["## Warnings", "", *(f"- {inline(w)}" for w in warnings), ""]
+    if nothing:  # every roster student appears: the ones with no row are named here
+        lines += ["## Handed in nothing", "", *(f"- {inline(n)}" for n in sorted(nothing)), ""]
     problems = sorted((r for r in rows if r.errors), key=lambda r: r.submission)
     if problems:  # every one by name: "6 with grading problems" alone sends the instructor looking
         lines += ["## Submissions with problems", "", "| submission | score | problem |", "|---|---|---|"]
         lines += [f"| {inline(r.submission)} | {finals[r.submission]:g} "
-                  f"| {inline((r.errors[0].splitlines() or [''])[0][:200])}"
+                  f"| {inline(clip((r.errors[0].splitlines() or [''])[0], 200))}"
                   + (f" (+{len(r.errors) - 1} more)" if len(r.errors) > 1 else "") + " |" for r in problems]
         lines.append("")
     if penalised:
@@ -135,10 +163,11 @@ def plot(rows: list[SubmissionResult], manifest: Manifest, path: Path, late: Lat
 
 
 def write(out: Path, rows: list[SubmissionResult], manifest: Manifest, warnings: list[str] = (),
-          late: Late | None = None) -> None:
+          late: Late | None = None, nothing: list[str] = ()) -> None:
     """summary.md and summary.png, with the written answers left empty and the class's
     predictions (and predictions.png) where the lab has them; ``late``: the late policy's verdicts."""
     subs = [r.submission for r in rows]
-    text = markdown(rows, manifest, list(warnings), late) + manual.summary(out, manifest, subs)
-    atomic_write(out / "summary.md", text + predictions_report.write(out, manifest, subs))
+    text = markdown(rows, manifest, list(warnings), late, nothing) + manual.summary(out, manifest, subs)
+    # N of the predictions' "n answered of N": the roster's students, those who handed in nothing too
+    atomic_write(out / "summary.md", text + predictions_report.write(out, manifest, subs, len(subs) + len(nothing)))
     plot(rows, manifest, out / "summary.png", late)

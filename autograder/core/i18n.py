@@ -25,6 +25,7 @@ named ``*.vi.ipynb`` (``$JPY_SESSION_NAME``), else the locale (``$LC_ALL``,
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import gettext
 import io
@@ -74,8 +75,27 @@ def language(lang: str | None = None):
         yield chosen
 
 
+_SPEAKING: contextvars.ContextVar[str | None] = contextvars.ContextVar("ironlaw_speaking", default=None)
+
+
+@contextlib.contextmanager
+def speaking(lang: str | None):
+    """Within the block, in this thread only, ``_`` and :func:`current` use ``lang`` (None: no
+    change).  For one student's text in a batch of several languages (``batch/bulk.py``); the
+    environment, which processes started inside inherit, is left alone: a caller that starts
+    one passes :func:`current` on (``runner.grader_env``)."""
+    if lang is not None and lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}; choose one of {', '.join(LANGS)}")
+    token = _SPEAKING.set(lang) if lang else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _SPEAKING.reset(token)
+
+
 def current() -> str:
-    return resolve()
+    return _SPEAKING.get() or resolve()
 
 
 def catalog_files(lang: str, root: Path | None = None) -> list[Path]:

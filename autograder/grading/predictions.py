@@ -26,9 +26,19 @@ given after it is recorded as a change and changes nothing.  A file that
 cannot be read (not JSON, hand-edited out of shape) never stops a notebook:
 it is kept aside under a new name and a fresh one is started, with a note.
 
+The history is checked, never trusted (a student can edit the file): its
+times must run in order (each change at or after the value before it) and,
+where the grader knows when the file was handed in (``Record.handed_in``,
+the platform's time), none may be later than that (:data:`CLOCK_SKEW` aside).
+From the first time that breaks this on, every value counts as changed after
+the measurement, and the record says its history was inconsistent
+(:attr:`Record.consistent`); ``docs/predictions.md`` says what a hand-edited
+file can and cannot fake.
+
 The grader reads a handed-in file with :func:`parse` (the student's data:
-bounded, checked value by value, never imported or run), and never grades a
-prediction for being right (``autograder.batch.predictions_report``).
+bounded by ``core.untrusted``, checked value by value, never imported or
+run), and never grades a prediction for being right
+(``autograder.batch.predictions_report``).
 
 At import this module needs only the standard library and the engine's
 ``core`` modules; Babel (through ``notebook_text.num``) when it prints.
@@ -41,10 +51,11 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from autograder.core import manifest as _manifest
+from autograder.core import untrusted
 from autograder.core.files import atomic_write
 from autograder.core.i18n import N_, _
 
@@ -52,6 +63,9 @@ FILE = "predictions.json"
 FORMAT = 1
 KEPT_DIR = "predictions-unreadable"  # where a file that could not be read is kept (never shipped: core.files)
 MAX_CHANGES = 200  # changes kept per prediction (a cell rerun with a new value each time): the file stays small
+MAX_NESTING = 8  # a predictions file nests 5 deep: deeper is refused (core.untrusted.load_json)
+# the student's clock against the platform's: a time this much later than the hand-in still counts
+CLOCK_SKEW = timedelta(hours=1)
 
 ASK = N_("Prediction: {prompt}")
 ASK_NUMBER = N_("Your answer: a number from {low} to {high}{unit}.")
@@ -100,21 +114,47 @@ class Record:
     changes: list[tuple[float | str, str]] = field(default_factory=list)
     locked_at: str | None = None
     measured: float | str | None = None
+    # when the file was handed in (the platform's time, set by the grader; never read from the file)
+    handed_in: datetime | None = field(default=None, compare=False)
 
     def given(self) -> list[tuple[float | str, str]]:
         """Every value given, in order: the first, then its changes."""
         return ([(self.value, self.at)] if self.at is not None else []) + list(self.changes)
 
+    def _ordered(self) -> tuple[list[tuple[float | str, str]], bool]:
+        """The values given up to the first whose time goes back (before the value it follows) or
+        lies after the hand-in; and whether the whole history, the lock too, kept to that."""
+        late = self.handed_in + CLOCK_SKEW if self.handed_in is not None else None
+        kept, last = [], None
+        for v, t in self.given():
+            at = _time(t)
+            if (last is not None and at < last) or (late is not None and at > late):
+                return kept, False
+            kept.append((v, t))
+            last = at
+        return kept, not (late is not None and self.locked_at is not None and _time(self.locked_at) > late)
+
+    @property
+    def consistent(self) -> bool:
+        """The history's times run in order, none after the hand-in (see the module docstring)."""
+        return self._ordered()[1]
+
     def in_force(self) -> tuple[float | str | None, str | None]:
         """The prediction that counts: the last value given before the lock (while there is no
-        lock, the last one given); ``(None, None)`` when none was given before the measurement."""
+        lock, the last one given) among those of a consistent history (:meth:`_ordered`: what
+        follows a time that goes back counts as changed after the measurement); ``(None, None)``
+        when none was given before the measurement."""
+        kept = self._ordered()[0]
         lock = _time(self.locked_at) if self.locked_at else None
-        before = [(v, t) for v, t in self.given() if lock is None or _time(t) < lock]
+        before = [(v, t) for v, t in kept if lock is None or _time(t) < lock]
         return before[-1] if before else (None, None)
 
     @property
     def changed_after_lock(self) -> bool:
-        """A value other than the one in force was given once the measurement had run."""
+        """A value other than the one in force was given once the measurement had run (an
+        inconsistent history counts as one)."""
+        if not self.consistent:
+            return True
         if self.locked_at is None:
             return False
         lock, force = _time(self.locked_at), self.in_force()[0]
@@ -199,21 +239,29 @@ def _loose(value) -> float | str:
     return check_measured(None, value)
 
 
-def parse(data: bytes | str, manifest: _manifest.Manifest | None) -> dict[str, Record]:
+def parse(data: bytes | str, manifest: _manifest.Manifest | None, handed_in: datetime | None = None
+          ) -> dict[str, Record]:
     """Prediction id -> its record, from the bytes of a ``predictions.json``; ValueError (its
     message says what is wrong) for anything else.  With ``manifest``: only the predictions it
-    declares, each value checked against its declaration (entries of others are left out)."""
+    declares, each value checked against its declaration (entries of others are left out).
+    ``handed_in``: when the file was handed in (the platform's time), which no time of its
+    history may pass (:meth:`Record.consistent`).  Bounded (``core.untrusted.load_json``): at most
+    a handed-in file's size and :data:`MAX_NESTING` levels, linear in its size."""
     try:
-        d = json.loads(data)
-    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, too deep, an integer of 5,000 digits
-        raise ValueError(f"not JSON ({type(exc).__name__})") from None
+        d = untrusted.load_json(data, max_depth=MAX_NESTING)
+    except untrusted.Unreadable as exc:  # not UTF-8, not JSON, too large, too deep, an integer of 5,000 digits
+        raise (ValueError(f"not JSON ({exc})") if exc.syntax else exc) from None
     if not isinstance(d, dict) or d.get("format") != FORMAT or not isinstance(d.get("predictions"), dict):
         raise ValueError(f'not a predictions file (format {FORMAT}, with "predictions")')
     declared = {p.id: p for p in manifest.predictions} if manifest else None
+    if handed_in is not None and handed_in.tzinfo is None:
+        handed_in = handed_in.replace(tzinfo=timezone.utc)
     out = {}
     for pid, entry in d["predictions"].items():
+        untrusted.check()  # thousands of undeclared entries cost their loop, within the entry's budget
         if declared is None or pid in declared:
             out[pid] = _record(entry, declared[pid] if declared else None)
+            out[pid].handed_in = handed_in
     return out
 
 

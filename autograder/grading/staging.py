@@ -17,7 +17,9 @@ them as folders, and another kind of archive (RAR, 7z, tar, gzip) is named as
 such, never taken for a missing file.  A declared file is found by its name
 anywhere inside (so an extra top folder, as a zip tool makes, does no harm).
 When several files could be it, :func:`choose` takes the most plausible by
-one rule, and the feedback names the one graded and the ones ignored.  Only
+one rule, and the feedback names the one graded and the ones ignored (and,
+between a platform's uploads, which came last and what said so:
+:func:`upload_order`).  Only
 declared files are staged: a student's ``conftest.py`` or ``sitecustomize.py``
 never reaches the grader or the worker.
 
@@ -26,10 +28,17 @@ read: breadth first and iterative, bounded in depth and in entries, never
 following a link and never opening anything but a regular file.  Whatever
 goes wrong while staging one entry (a damaged zip, an unreadable folder, a
 name that is not UTF-8) becomes that entry's problem, never the batch's.
+A zip is opened only when its end record lists at most
+:data:`MAX_ZIP_MEMBERS` members (:func:`open_zip`: zipfile reads a whole
+listing first).  Every loop over what an entry holds checks the entry's CPU budget
+(``core.untrusted.check``: the batch reads each entry within
+``untrusted.budget``), and nothing here runs a pattern over a name that is
+not a file system's (at most 255 bytes).
 """
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import hashlib
 import os
@@ -40,14 +49,20 @@ import zipfile
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
 from autograder.core.limits import MAX_FILE_BYTES  # noqa: F401  (staging.MAX_FILE_BYTES: its limit)
+from autograder.core import untrusted
 from autograder.core.files import text_bytes
 from autograder.core.i18n import N_, _
+from autograder.core.untrusted import Unreadable  # noqa: F401  (staging.Unreadable: a file not read on purpose)
 
 MAX_DEPTH = 64  # folders nested deeper than this inside an entry are not searched
 MAX_ENTRIES = 10_000  # files and folders (or zip members) looked at per entry
+# a zip listing more members than this is not opened: zipfile reads its whole listing first, about 1 KiB of
+# memory and 6 us per member (a 100 MB zip of empty members: a million, 1 GiB, 6 s)
+MAX_ZIP_MEMBERS = 100_000
 MAX_PROBLEMS = 5  # problems kept from one walk; the rest are counted
 MAX_ID_BYTES = 200  # a longer id is cut and given a hash, so results/<id>.json can be written
 IGNORED_PARTS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
@@ -67,7 +82,10 @@ class Source:
     Moodle's ``x (1).py``); such a file also stands for ``stem + ext``, and with
     ``renamed_is_order`` its ``n`` is its order (Moodle: nothing better is known),
     which ``order_note`` (a message template with ``{file}`` and ``{graded}``)
-    then says whenever it decides a choice."""
+    then says whenever it decides a choice.  ``times``: what the modification times
+    of its files are (:data:`DOWNLOAD` or :data:`FOLDER`: the platform's upload times,
+    read by :func:`upload_order`; "" : nothing, as for a plain folder, whose times the
+    rule never reads)."""
     path: Path
     label: str = ""
     name: str = ""
@@ -75,6 +93,7 @@ class Source:
     renamed: re.Pattern | None = None
     renamed_is_order: bool = False
     order_note: str = ""
+    times: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,6 +103,8 @@ class Entry:
     sources: tuple[Source, ...] = ()  # every upload of it (none: ``path`` is the only one)
     collides_with: str = ""  # the id another entry had first: two entries gave this one name
     notes: tuple[str, ...] = ()  # what its platform says of it (two folders merged into one)
+    # what its platform's names put in doubt (whose upload it is): its row's problems, said to the student too
+    problems: tuple[str, ...] = ()
 
     def uploads(self) -> tuple[Source, ...]:
         return self.sources or (Source(self.path),)
@@ -99,6 +120,8 @@ class Staged:
     # nor hashed (the tests' score does not depend on them)
     extra: dict[str, bytes] = field(default_factory=dict)
     found: list[str] = field(default_factory=list)  # the declared files staged (none: nothing gradable)
+    # ``data`` files there that could not be taken (too large, unreadable) -> why: their reader says what it costs
+    unread: dict[str, str] = field(default_factory=dict)
 
     def add_problems(self, problems: list[str]) -> None:
         """Problems found once staged (a notebook that is no notebook): this entry's, and in its
@@ -163,10 +186,6 @@ def printable(name: str, limit: int = 120) -> str:
     text = "".join(c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii")
                    for c in text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-class Unreadable(Exception):
-    """A file that is not read on purpose; its message is already the student's."""
 
 
 def describe(exc: BaseException) -> str:
@@ -256,19 +275,27 @@ def discover(folder: Path) -> list[Entry]:
     return unique(found)
 
 
-def unique(found: Iterable[tuple[str, Path]] | Iterable[tuple[str, Path, tuple[Source, ...], tuple[str, ...]]]
-           ) -> list[Entry]:
-    """Entries from (id, path[, sources, notes]), sorted by id then by the path's bytes; an id
-    given twice gets ``~2``, ``~3`` on the later ones (and ``collides_with``)."""
-    rows = [(t + ((), ()))[:4] for t in found]
+def same_id(ident: str) -> str:
+    """What two ids a person (or a file system) cannot tell apart share: the same text after Unicode's
+    NFC normalisation ("Ánh" typed precomposed or decomposed) and case folding (feedback/Alice.md and
+    feedback/alice.md are one file on a case-insensitive disk)."""
+    return unicodedata.normalize("NFC", ident).casefold()
+
+
+def unique(found: Iterable[tuple]) -> list[Entry]:
+    """Entries from (id, path[, sources, notes[, problems]]), sorted by id then by the path's bytes;
+    an id given twice, or one that :func:`same_id` cannot tell from an earlier one, gets ``~2``,
+    ``~3`` on the later ones (and ``collides_with``)."""
+    rows = [(t + ((), (), ()))[:5] for t in found]
     out, taken = [], set()
-    for base, path, sources, notes in sorted(rows, key=lambda t: (t[0], os.fsencode(t[1].name))):
+    for base, path, sources, notes, problems in sorted(rows, key=lambda t: (t[0], os.fsencode(t[1].name))):
         ident, n = base, 1
-        while ident in taken:  # "alice/" and "alice.zip"; "bad\xff" and a folder named "bad\\xff"
+        while same_id(ident) in taken:  # "alice/" and "alice.zip"; "bad\xff" and a folder named "bad\\xff"
             n += 1
             ident = f"{base}~{n}"
-        taken.add(ident)
-        out.append(Entry(ident, path, tuple(sources), collides_with=base if ident != base else "", notes=tuple(notes)))
+        taken.add(same_id(ident))
+        out.append(Entry(ident, path, tuple(sources), collides_with=base if ident != base else "", notes=tuple(notes),
+                         problems=tuple(problems)))
     return out
 
 
@@ -291,6 +318,7 @@ def walk(root: Path, *, max_depth: int | None = None, max_entries: int | None = 
             with os.scandir(folder) as it:
                 for e in it:
                     seen += 1
+                    untrusted.check()
                     if seen > max_entries:
                         tree.problem(_("the submission holds more than {count} files and folders; "
                                        "only the first {count} were searched").format(count=max_entries))
@@ -330,6 +358,7 @@ def _zip_tree(infos: Iterable[zipfile.ZipInfo], max_depth: int | None = None, ma
     max_entries = MAX_ENTRIES if max_entries is None else max_entries
     tree, by_name = Tree(), {}
     for n, info in enumerate(infos):
+        untrusted.check()
         if n >= max_entries:
             tree.problem(_("the submission holds more than {count} files and folders; "
                            "only the first {count} were searched").format(count=max_entries))
@@ -375,9 +404,98 @@ class Candidate:
     order: int = 0  # the platform's upload order (Source.order): higher is later
     names: frozenset[str] = frozenset()  # the file names it stands for (default: the last part of ``where``)
     source: Source | None = None  # the upload it is in
+    # where its platform's uploads are timed (Source.times): the upload it is in, as the student knows it,
+    # and when it was made, per source of time (DOWNLOAD or FOLDER; STUDENT: its zip's own entry), in seconds
+    upload: str = ""
+    stamp: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self):
         self.names = self.names or frozenset({PurePosixPath(self.where).name})
+
+
+# The sources of an upload's time, most trusted first (upload_order)
+DOWNLOAD = "download"  # the entry time the platform wrote in its own download zip (unpacked here, times kept)
+FOLDER = "folder"  # a file's modification time in a download the instructor unpacked (times kept or not)
+STUDENT = "student"  # the time inside the student's own zip: their machine's clock, which they can set
+# times closer than this order nothing: a zip's times have 2 s steps; a folder copied or unpacked without its
+# times gets times seconds apart in copying order, never a minute (an upload again is minutes later, or more)
+TIME_GAP = {DOWNLOAD: 0.0, FOLDER: 60.0, STUDENT: 0.0}
+ORDER = "order"  # what decided, besides the times: the platform's numbering (Source.order, its renaming)
+TIME_NOTES = {
+    DOWNLOAD: N_("{file}: {graded} was graded as the latest upload, by the upload times in the platform's "
+                 "download ({when}; ignored: {ignored})."),
+    FOLDER: N_("{file}: {graded} was graded as the latest upload, by the files' times in the unpacked download "
+               "({when}; ignored: {ignored})."),
+    STUDENT: N_("{file}: the platform's download does not say which upload came last; {graded} was graded as the "
+                "latest by the times inside the zips ({when}; ignored: {ignored}), which are the student's own "
+                "clock. Check by hand if it matters."),
+}
+NO_ORDER = N_("{file}: the platform's download does not say which of these uploads came last ({uploads}); "
+              "{graded} was graded by where it lies (the shallowest, then the first by name). Check by hand which one "
+              "the student meant.")
+
+
+@dataclass(frozen=True)
+class Later:
+    """How late one candidate's upload came, by each source of time (higher: later; equal: no order)."""
+    platform: int = 0
+    student: int = 0
+
+
+def upload_order(candidates: list[Candidate]) -> tuple[list[Later], str]:
+    """The order of the uploads ``candidates`` are in (one per candidate), and the platform's source
+    of time that gave it ("" : none), for :func:`choose`'s rule 2.
+
+    The platform's time decides first: :data:`DOWNLOAD`, the entry times of the platform's own
+    download zip (Moodle writes each uploaded file's time there; ``platforms.unpacked`` keeps
+    them as the files' times), else :data:`FOLDER`, the files' times in a download the instructor
+    unpacked.  A folder copied or unpacked without its times has times seconds apart, in copying
+    order: times closer than :data:`TIME_GAP` order nothing.  Then the platform's numbering
+    (``Candidate.order``: Moodle's " (1)"), then :data:`STUDENT`, the times inside the student's
+    own zips (forgeable: the row says so).  A source orders only when every upload in the choice
+    has a time from it; files of one upload are never ordered by time (the old rule decides).
+    Times are compared only with each other, never taken for the hand-in time."""
+    uploads = {c.upload for c in candidates}
+    if len(uploads) < 2 or "" in uploads:
+        return [Later()] * len(candidates), ""
+    kinds = {k for c in candidates for k in c.stamp if k != STUDENT}
+    kind = kinds.pop() if len(kinds) == 1 else ""
+    platform = _ranks([c.stamp.get(kind) for c in candidates], TIME_GAP.get(kind, 0.0)) if kind else None
+    student = _ranks([c.stamp.get(STUDENT) for c in candidates], TIME_GAP[STUDENT])
+    platform = platform or [0] * len(candidates)
+    student = student or [0] * len(candidates)
+    return [Later(p, q) for p, q in zip(platform, student)], kind if len(set(platform)) > 1 else ""
+
+
+def _ranks(times: list[float | None], gap: float) -> list[int] | None:
+    """Each time's rank, times within ``gap`` of the one before them sharing one (None: one is unknown)."""
+    if any(t is None for t in times):
+        return None
+    rank, ranks, last = 0, {}, None
+    for t in sorted(set(times)):
+        if last is not None and t - last > gap:
+            rank += 1
+        ranks[t], last = rank, t
+    return [ranks[t] for t in times]
+
+
+def _stamp(src: Source, path: Path, member: zipfile.ZipInfo | None = None, at: dict | None = None) -> dict:
+    """An upload's times where its platform's are known (``src.times``): its file's modification
+    time, and a zip member's own (the student's clock); ``at``: the upload's, already read."""
+    if not src.times:
+        return {}
+    stamp = dict(at) if at is not None else {}
+    if at is None:
+        with contextlib.suppress(OSError):
+            stamp[src.times] = os.lstat(path).st_mtime
+    if member is not None:
+        with contextlib.suppress(ValueError, OverflowError):
+            stamp[STUDENT] = calendar.timegm((*member.date_time, 0, 0, 0))
+    return stamp
+
+
+def _when(t: float | None) -> str:
+    return "?" if t is None else datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _parts(where: str) -> tuple[str, ...]:
@@ -388,39 +506,83 @@ def choose(candidates: list[Candidate], data: dict[int, bytes], stub: bytes | No
     """The most plausible of several files for one declared name, by this rule, in order:
 
     1. not an untouched copy of the stub (when the stub is known);
-    2. the latest upload, by the platform's order (Canvas's file ids, which it gives
-       in upload order; Moodle's " (1)" renaming, a guess the feedback says is one);
-       the same for every file of a plain folder or zip;
+    2. the latest upload, by :func:`upload_order`: the platform's upload times
+       (Moodle's, from its download), then its numbering (Canvas's file ids, which it
+       gives in upload order; Moodle's " (1)" renaming, a guess the feedback says is
+       one), then the times inside the student's zips (said to be the student's);
+       nothing for the files of a plain folder or zip;
     3. the shallowest (fewest folders, a zip counting as one);
     4. not inside a folder named like a draft (``draft``, ``old``, ``backup``,
        ``copy``, ``archive``, ``tmp``, ``test``, ... : :data:`DRAFT_WORDS`);
     5. the first by name.
 
-    It reads only names, contents and the platform's own order, never file times
-    (which copying or unzipping changes), so the same submission always gives the
-    same choice.  ``data`` holds what could be read of each, by its index."""
-    return min(candidates, key=lambda c: _rank(c, data.get(candidates.index(c)), stub))
+    It reads names, contents, the platform's own order and the platform's upload
+    times, never a plain folder's file times (which copying or unzipping changes),
+    so the same submission always gives the same choice.  ``data`` holds what could
+    be read of each, by its index."""
+    later, _kind = upload_order(candidates)
+    return min(candidates, key=lambda c: _rank(c, data.get(candidates.index(c)), stub,
+                                               later[candidates.index(c)]))
 
 
-def _rank(c: Candidate, content: bytes | None, stub: bytes | None) -> tuple:
+def _rank(c: Candidate, content: bytes | None, stub: bytes | None, later: Later = Later()) -> tuple:
     folders = [p.lower() for p in _parts(c.where)[:-1]]  # a flat file has none
     draft = any(p in DRAFT_WORDS or p.rstrip("0123456789_- ") in DRAFT_WORDS for p in folders)
-    return (stub is not None and content == stub, -c.order, len(_parts(c.where)), draft, c.where)
+    return (stub is not None and content == stub, -later.platform, -c.order, -later.student,
+            len(_parts(c.where)), draft, c.where)
+
+
+# what each place of _rank's tuple is, for the row's note on what decided a choice
+_RANK_PLACES = ("stub", "platform", ORDER, STUDENT, "depth", "draft", "name")
+
+
+def decided(f: str, candidates: list[Candidate], best: Candidate, data: dict[int, bytes], stub: bytes | None) -> str:
+    """A sentence for the row (the student's language) on how ``best``, graded as the declared file
+    ``f``, was told from the other uploads in the choice, where its platform's uploads are timed:
+    which source of :func:`upload_order` decided, or that none could ("" : nothing to say: one
+    upload, the stub decided, or a platform whose numbering is its order, as Canvas's)."""
+    later, kind = upload_order(candidates)
+    at = candidates.index(best)
+    mine = _rank(best, data.get(at), stub, later[at])
+    rivals = [i for i, c in enumerate(candidates) if c.upload != best.upload
+              and _rank(c, data.get(i), stub, later[i])[0] == mine[0]]
+    if not best.upload or not rivals:
+        return ""
+    place = max(next(k for k, (a, b) in enumerate(zip(mine, _rank(candidates[i], data.get(i), stub, later[i])))
+                     if a != b) for i in rivals)
+    what = _RANK_PLACES[place]
+    ignored = ", ".join(f"{printable(candidates[i].where)} {_when(candidates[i].stamp.get(kind or STUDENT))}"
+                        for i in rivals)
+    if what == "platform":
+        return _(TIME_NOTES[kind]).format(file=f, graded=printable(best.where), when=_when(best.stamp.get(kind)),
+                                          ignored=ignored)
+    if what == ORDER:
+        note = best.source.order_note if best.source and best.source.renamed_is_order else ""
+        return _(note).format(file=f, graded=printable(best.where)) if note else ""
+    if what == STUDENT:
+        return _(TIME_NOTES[STUDENT]).format(file=f, graded=printable(best.where), when=_when(best.stamp.get(STUDENT)),
+                                             ignored=ignored)
+    uploads = ", ".join(printable(u) for u in sorted({best.upload, *(candidates[i].upload for i in rivals)}))
+    return _(NO_ORDER).format(file=f, uploads=uploads, graded=printable(best.where))
 
 
 def stage(source: Path | Entry, files: tuple[str, ...], dest: Path, *,
-          stubs: dict[str, bytes] | None = None, optional: tuple[str, ...] = ()) -> Staged:
+          stubs: dict[str, bytes] | None = None, optional: tuple[str, ...] = (),
+          data: tuple[str, ...] = ()) -> Staged:
     """Copy the declared ``files`` of one submission into ``dest`` (flat).
 
     ``source`` is an :class:`Entry` (every upload of one student) or the path of a
     folder or zip.  ``stubs`` (file name -> the stub's bytes) lets :func:`choose`
     pass over an untouched stub when the student left one beside their work.
     ``optional`` files are chosen by the same rule into ``extra`` (a missing one is
-    no problem).  Never raises for a bad submission: whatever went wrong is in
-    ``problems`` and the files it kept from being staged are missing; an upload that
-    could not be opened is named as such, never taken for a missing file."""
+    no problem); so are ``data`` files (``predictions.json``), read only by a reader of
+    their own: one that is there but cannot be taken goes into ``unread`` with why,
+    never into ``problems`` (its reader says what that costs).  Never raises for a bad
+    submission: whatever went wrong is in ``problems`` and the files it kept from being
+    staged are missing; an upload that could not be opened is named as such, never taken
+    for a missing file."""
     entry = source if isinstance(source, Entry) else Entry("", Path(source))
-    st = Staged(dest, notes=list(entry.notes))
+    st = Staged(dest, problems=list(entry.problems), notes=list(entry.notes))
     try:
         dest.mkdir(parents=True, exist_ok=True)
         with contextlib.ExitStack() as stack:
@@ -429,6 +591,7 @@ def stage(source: Path | Entry, files: tuple[str, ...], dest: Path, *,
                 _source_candidates(src, stack, tree, found, failed)
             missing = _take(tree, found, files, st, stubs or {})
             _take(tree, found, optional, st, stubs or {}, required=False)
+            _take(tree, found, data, st, stubs or {}, required=False, quiet=True)
             if not missing:  # an upload that could not be opened, beside one that was graded: said all the same
                 st.notes += [f for f in failed if f not in st.notes]
             st.notes += [n for n in tree.notes if n not in st.notes]
@@ -443,6 +606,17 @@ def stage(source: Path | Entry, files: tuple[str, ...], dest: Path, *,
         h.update(text_bytes(problem) + b"\0")
     st.sha256 = h.hexdigest()
     return st
+
+
+def open_zip(f) -> zipfile.ZipFile:
+    """The zip in the open file ``f``, once its end record (zip64's too, read by zipfile's own
+    reader of it) says it lists at most :data:`MAX_ZIP_MEMBERS` members; else :class:`Unreadable`."""
+    end = zipfile._EndRecData(f)  # noqa: SLF001  (what ZipFile reads first; a damaged zip: ZipFile says so)
+    listed = end[zipfile._ECD_ENTRIES_TOTAL] if end else 0  # noqa: SLF001
+    if listed > MAX_ZIP_MEMBERS:
+        raise Unreadable(_("it lists {count} files, more than the {limit} a zip handed in may hold, so it was "
+                           "not opened").format(count=listed, limit=MAX_ZIP_MEMBERS))
+    return zipfile.ZipFile(f)
 
 
 def _head(path: Path) -> bytes:
@@ -485,7 +659,8 @@ def _source_candidates(src: Source, stack: contextlib.ExitStack, tree: Tree, fou
     if kind == "zip" or (not kind and path.name.lower().endswith(".zip")):
         try:
             f = stack.enter_context(os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb"))
-            _zip_candidates(stack.enter_context(zipfile.ZipFile(f)), src, src.label, shown, tree, found)
+            _zip_candidates(stack.enter_context(open_zip(f)), src, src.label, shown, tree, found,
+                            upload=shown if src.times else "", at=_stamp(src, path))
         except Exception as exc:  # noqa: BLE001  (a damaged zip: named as such)
             _failed(tree, failed, _("could not read {name}: {error}").format(name=printable(shown),
                                                                              error=describe(exc)))
@@ -495,7 +670,9 @@ def _source_candidates(src: Source, stack: contextlib.ExitStack, tree: Tree, fou
         size = len(head) if len(head) < 512 else os.lstat(path).st_size
         names, n = _names(src.name or path.name, src)
         found.append(Candidate(src.label or printable(path.name), size, lambda: _read_regular(path),
-                               n if n is not None and src.renamed_is_order else src.order, names, src))
+                               n if n is not None and src.renamed_is_order else src.order, names, src,
+                               upload=src.label or printable(path.name) if src.times else "",
+                               stamp=_stamp(src, path)))
 
 
 def _names(name: str, src: Source) -> tuple[frozenset[str], int | None]:
@@ -513,12 +690,14 @@ def _dir_candidates(src: Source, stack: contextlib.ExitStack, tree: Tree, found:
     walked = walk(root)
     tree.merge(Tree(other={prefix + o for o in walked.other}, problems=walked.problems, dropped=walked.dropped))
     for name, size in walked.files.items():
+        untrusted.check()
         names, n = _names(PurePosixPath(name).name, src) if "/" not in name else (frozenset(), None)
         order = n if (n is not None and src.renamed_is_order) else src.order
         if not is_archive_name(name):
             tree.files[prefix + name] = size
             found.append(Candidate(prefix + name, size, lambda name=name: _read_regular(root / name), order,
-                                   names, src))
+                                   names, src, upload=prefix + name if src.times else "",
+                                   stamp=_stamp(src, root / name)))
             continue
         try:  # an archive in the folder: a zip is opened (one level), another kind named
             kind = archive_kind(_head(root / name))
@@ -529,18 +708,20 @@ def _dir_candidates(src: Source, stack: contextlib.ExitStack, tree: Tree, found:
             f = stack.enter_context(os.fdopen(fd, "rb"))
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 continue
-            z = stack.enter_context(zipfile.ZipFile(f))
+            z = stack.enter_context(open_zip(f))
             inner = Source(root / name, prefix + name, order=order, order_note=src.order_note if n is not None else "",
-                           renamed_is_order=src.renamed_is_order and n is not None)
-            _zip_candidates(z, inner, prefix + name, prefix + name, tree, found)
+                           renamed_is_order=src.renamed_is_order and n is not None, times=src.times)
+            _zip_candidates(z, inner, prefix + name, prefix + name, tree, found,
+                            upload=prefix + name if src.times else "", at=_stamp(src, root / name))
         except Exception as exc:  # noqa: BLE001  (one bad zip in the folder: said, the rest still searched)
             _failed(tree, failed, _("could not read {name}: {error}").format(name=printable(prefix + name),
                                                                              error=describe(exc)))
 
 
 def _zip_candidates(z: zipfile.ZipFile, src: Source, label: str, shown: str, tree: Tree,
-                    found: list[Candidate]) -> None:
-    """The zip's members as candidates, under ``label/`` ("" : their own names); ``shown``: the zip's name."""
+                    found: list[Candidate], upload: str = "", at: dict | None = None) -> None:
+    """The zip's members as candidates, under ``label/`` ("" : their own names); ``shown``: the zip's name;
+    ``upload`` and ``at``: the upload the zip is and its times, where its platform's are known."""
     inner, infos = _zip_tree(z.infolist(), label=shown)
     prefix = label + "/" if label else ""
     tree.merge(Tree(other={prefix + o for o in inner.other}, problems=inner.problems, dropped=inner.dropped,
@@ -552,23 +733,38 @@ def _zip_candidates(z: zipfile.ZipFile, src: Source, label: str, shown: str, tre
         with z.open(info) as src_:  # bounded read: a zip bomb stops here
             return src_.read(MAX_FILE_BYTES + 1)
 
+    # the student's time of the whole zip (its newest member): members of one upload are never ordered by time
+    newest = max(infos.values(), key=lambda i: i.date_time, default=None)
+    stamp = _stamp(src, src.path, newest, at or {}) if upload else {}
     for name, size in inner.files.items():
         tree.files[prefix + name] = size
-        found.append(Candidate(prefix + name, size, lambda info=infos[name]: read(info), src.order, source=src))
+        found.append(Candidate(prefix + name, size, lambda info=infos[name]: read(info), src.order, source=src,
+                               upload=upload, stamp=stamp))
 
 
 def _take(tree: Tree, found: list[Candidate], files, st: Staged, stubs: dict[str, bytes],
-          required: bool = True) -> list[str]:
+          required: bool = True, quiet: bool = False) -> list[str]:
     """Stage each declared file from the candidates ``found`` (see :func:`choose`); the ones
     that could not be staged.
 
     ``required=False``: the files are optional (into ``st.extra``): a missing one is
     no problem, but one that is there and cannot be taken (too large, unreadable) is
-    (a notebook's written answers are marked by hand: the gradebook must say why none are)."""
+    (a notebook's written answers are marked by hand: the gradebook must say why none are);
+    with ``quiet`` (data files) it goes into ``st.unread`` with why instead."""
     problems = st.problems
     first = len(problems)
     not_staged = []
+
+    def refuse(f: str, problem: str, why: str) -> None:
+        not_staged.append(f)
+        if quiet:
+            st.unread[f] = why
+        else:
+            problems.append(problem)
+
+    too_large = _(untrusted.TOO_LARGE).format(mib=MAX_FILE_BYTES // 2**20)
     for f in files:
+        untrusted.check()
         matches = sorted((c for c in found if f in c.names
                           and not IGNORED_PARTS.intersection(_parts(c.where))), key=lambda c: c.where)
         if not matches and not required:
@@ -587,6 +783,7 @@ def _take(tree: Tree, found: list[Candidate], files, st: Staged, stubs: dict[str
         matches = matches[:MAX_CANDIDATES]
         data, failures = {}, {}
         for i, c in enumerate(matches if len(matches) > 1 else ()):  # only a choice needs every candidate's contents
+            untrusted.check()
             try:
                 data[i] = c.read() if c.size <= MAX_FILE_BYTES else b""
             except Exception as exc:  # noqa: BLE001
@@ -597,28 +794,22 @@ def _take(tree: Tree, found: list[Candidate], files, st: Staged, stubs: dict[str
             st.notes.append(_("{file}: graded {graded}; ignored {ignored}").format(
                 file=f, graded=printable(best.where), ignored=", ".join(printable(c.where) for c in matches
                                                                       if c is not best)))
-            guessed = best.source.order_note if best.source and best.source.renamed_is_order else ""
-            stub = stubs.get(f)
-            if guessed and any(c.order != best.order and _rank(c, data.get(i), stub)[0] == _rank(best, data.get(at),
-                                                                                                stub)[0]
-                               for i, c in enumerate(matches)):
-                st.notes.append(_(guessed).format(file=f, graded=printable(best.where)))
+            why = decided(f, matches, best, data, stubs.get(f))  # which upload came last, and who says so
+            if why:
+                st.notes.append(why)
         if best.size > MAX_FILE_BYTES:
-            not_staged.append(f)
-            problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
+            refuse(f, _("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20), too_large)
             continue
         try:
             if at in failures:
                 raise failures[at]
             content = data[at] if at in data else best.read()
         except Exception as exc:  # noqa: BLE001  (a damaged member, an unreadable file: that file is missing)
-            not_staged.append(f)
-            problems.append(_("could not read {file} from {name}: {error}")
-                            .format(file=printable(best.where), name=printable(f), error=describe(exc)))
+            refuse(f, _("could not read {file} from {name}: {error}")
+                   .format(file=printable(best.where), name=printable(f), error=describe(exc)), describe(exc))
             continue
         if len(content) > MAX_FILE_BYTES:
-            not_staged.append(f)
-            problems.append(_("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20))
+            refuse(f, _("file {file} is larger than {mib} MiB").format(file=f, mib=MAX_FILE_BYTES // 2**20), too_large)
             continue
         if required:
             (st.directory / f).write_bytes(content)

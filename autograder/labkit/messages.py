@@ -222,6 +222,8 @@ def _round_token(tok: str) -> str:
     except ValueError:
         return tok
     if tok.isdigit():  # an integer keeps integer form: 347 -> 350, 12345 -> 12000
+        if not math.isfinite(value):  # more digits than a float holds (a student's 400-digit text): its size
+            return f"{tok[0]}.{tok[1]}e+{len(tok) - 1}"
         n = int(tok)
         if n < 100:
             return tok

@@ -21,15 +21,18 @@ finds it.  ``docs/intake.md`` and ``docs/exports.md`` describe each layout.
 
 from __future__ import annotations
 
+import calendar
 import contextlib
+import dataclasses
 import functools
 import importlib
 import os
 import pkgutil
+import re
 import stat
 import unicodedata
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -37,6 +40,7 @@ from pathlib import Path, PurePosixPath
 from autograder.batch import late, roster
 from autograder.core.files import run_folder
 from autograder.core.results import SubmissionResult
+from autograder.core.i18n import N_, _
 from autograder.grading import staging
 
 NO_FILE = ("zero", "pending")  # what a grade file gets for a student with nothing gradable (--no-file)
@@ -60,6 +64,7 @@ class Outcome:
     gradable: bool
     feedback: str
     pending: float = 0.0
+    absent: dict[str, str] = field(default_factory=dict)  # manual questions handed in nothing for -> why
 
     def grade(self, no_file: str = "zero") -> float | None:
         """The grade a platform's file gets (None: left blank, pending): the score; for nothing
@@ -80,14 +85,22 @@ class Intake:
     entries: list[staging.Entry]
     people: dict[str, roster.Submitters] = field(default_factory=dict)
     times: dict[str, datetime] = field(default_factory=dict)  # submission id -> when (the export's own)
+    # submission id -> a wall-clock time without a zone (Moodle's worksheet): in the site's zone, ``grade --tz``
+    wall_times: dict[str, datetime] = field(default_factory=dict)
+    # submission id -> the platform's own verdict, late or not, where it gives no time (Canvas's ``LATE``)
+    late_flags: dict[str, bool] = field(default_factory=dict)
+    nothing: list[str] = field(default_factory=list)  # the gradebook's students with no submission, by name
+    others: list[str] = field(default_factory=list)  # top-level names not in the platform's layout
     problems: list[str] = field(default_factory=list)  # records the export could not give (a time)
     warnings: list[str] = field(default_factory=list)
     state: object = None  # the platform's own (Moodle's worksheet)
 
     def find(self, term: str) -> list[str]:
-        """The ids of the entries ``term`` names: an id, or a name, email, login, sid or platform id
-        of a student; exactly, else as the start of one (case, accents and spaces ignored).
-        Several: ambiguous (the caller lists them); none: unknown."""
+        """The ids of the entries ``term`` names: an id (exactly as written), or a name, email, login,
+        sid or platform id of a student, exactly or as the start of one (case, accents and spaces
+        ignored).  One entry only when nothing else matches it even as a start: "tran thi" is the
+        name of "Tran Thi" and the start of "Tran Thi Binh", so it names both (the exact one first),
+        and the instructor picks with the id.  Several: ambiguous (the caller lists them); none: unknown."""
         ids = [e.id for e in self.entries]
         if term in ids:
             return [term]
@@ -96,12 +109,45 @@ class Intake:
         if not want:
             return []
         exact = [i for i in ids if any(_fold(k) == want for k in keys[i])]
-        return exact or [i for i in ids if any(_fold(k).startswith(want) for k in keys[i])]
+        return exact + [i for i in ids if i not in exact and any(_fold(k).startswith(want) for k in keys[i])]
 
     def label(self, entry_id: str) -> str:
         """An entry's id with its students' names, for a list of candidates."""
         names = "; ".join(n for n in self.people.get(entry_id, roster.NOBODY).names if n)
         return f"{entry_id} ({names})" if names and names != entry_id else entry_id
+
+
+# What a submission's row says when its platform's names put its owner in doubt (the student reads it too)
+OTHERS_ID = N_("the name the platform gives this submission ({name}) holds the id {id} of another student: "
+               "the instructor checks by hand whose work it is")
+TWO_NAMES = N_("the platform names this student's uploads in more than one way ({names}): the instructor checks "
+               "by hand that they are one student's")
+_DIGITS = re.compile(r"\d+")
+
+
+def name_doubts(label: str, names: list[str], own: str, known: set[str], claims: Iterable[str] = ()
+                ) -> tuple[list[str], list[str]]:
+    """What one submission's display names put in doubt: its row's problems (the student's words)
+    and the warnings (the instructor's).  ``names``: the names its platform gave its uploads;
+    ``own``: its trusted id (Canvas's user id, Moodle's participant id); ``known``: every id of
+    the export; ``claims``: every name it may have (each reading of an ambiguous file name).
+
+    Flagged: a name that holds another student's id (a whole run of digits equal to it), and
+    uploads of one id under more than one name.  Nothing here decides whose the uploads are."""
+    problems, warnings = [], []
+    claims = list(dict.fromkeys([*names, *claims]))
+    others = sorted({n for c in claims for n in _DIGITS.findall(c)} & (known - {own}), key=lambda n: (len(n), n))
+    if others:
+        claim = staging.printable(min(c for c in claims if others[0] in _DIGITS.findall(c)))
+        problems.append(_(OTHERS_ID).format(name=claim, id=others[0]))
+        warnings.append(f"{label}: the name {claim!r} holds the id {others[0]} of another student: "
+                        "check whose work it is")
+    if len(names) > 1:
+        shown = ", ".join(staging.printable(n) for n in names)
+        problems.append(_(TWO_NAMES).format(names=shown))
+        warnings.append(f"{label}: uploads of id {own} under more than one name ({shown}): check they are "
+                        "one student's")
+    return problems, warnings
 
 
 def _fold(text: str) -> str:
@@ -160,7 +206,37 @@ def read(folder: Path, name: str | None = None, gradebook: Path | None = None) -
     platform = every[name] if name else detect(folder)
     if gradebook and not platform.gradebook:
         raise ValueError(f"--gradebook: a {platform.title} export takes none")
-    return platform.read(folder, Path(gradebook) if gradebook else None)
+    return with_others(platform.read(folder, Path(gradebook) if gradebook else None))
+
+
+def with_others(intake: Intake) -> Intake:
+    """``intake`` with the entries its platform did not name (a late hand-in's folder or zip dropped
+    beside a download) graded as a plain folder's, each under its own name: nothing in the folder is
+    left out.  A loose file that is neither is refused (ValueError naming it): it belongs to no one."""
+    if not intake.others:
+        return intake
+    names = set(intake.others)
+    extra = [e for e in staging.discover(intake.folder) if e.path.name in names]
+    loose = sorted(names - {e.path.name for e in extra})
+    if loose:
+        shown = ", ".join(staging.printable(n) for n in loose[:5]) + (" ..." if len(loose) > 5 else "")
+        raise ValueError(f"{intake.folder.name} holds {len(loose)} file(s) that are neither {intake.platform.title}'s "
+                         f"nor a student's folder or zip: {shown}; move them out (or into a student's folder) and "
+                         "grade again")
+    taken = {e.id for e in intake.entries}
+    for e in extra:
+        ident, n = e.id, 1
+        while ident in taken:
+            n += 1
+            ident = f"{e.id}~{n}"
+        taken.add(ident)
+        intake.entries.append(dataclasses.replace(e, id=ident, collides_with=e.id if ident != e.id else ""))
+    intake.entries.sort(key=lambda e: e.id)
+    shown = ", ".join(staging.printable(e.path.name) for e in extra[:5]) + (" ..." if len(extra) > 5 else "")
+    intake.warnings.append(f"graded as plain folders, not as {intake.platform.title}'s (their names are not in its "
+                           f"layout): {shown}; their grades are in gradebook.csv only: enter them in "
+                           f"{intake.platform.title} by hand")
+    return intake
 
 
 def stage(lab, entry: staging.Entry | Path, dest: Path, stub_bytes: dict[str, bytes] | None = None
@@ -175,8 +251,9 @@ def stage(lab, entry: staging.Entry | Path, dest: Path, stub_bytes: dict[str, by
     m = lab.manifest
     if stub_bytes is None:
         stub_bytes = {name: text.encode() for name, text in stubs.texts(lab).items()}
-    optional = (m.notebooks if m.manual else ()) + ((predictions.FILE,) if m.predictions else ())
-    return staging.stage(entry, m.student_files, dest, stubs=stub_bytes, optional=optional)
+    # predictions.json is data: one too large is counted not readable, never a problem (predictions_report)
+    return staging.stage(entry, m.student_files, dest, stubs=stub_bytes, optional=m.notebooks if m.manual else (),
+                         data=(predictions.FILE,) if m.predictions else ())
 
 
 @contextlib.contextmanager
@@ -189,7 +266,10 @@ def unpacked(path: Path) -> Iterator[tuple[Path, list[str]]]:
     without the zip's UTF-8 flag read as UTF-8 when it is, as Canvas and Moodle
     write them), at most :data:`MAX_EXPORT_MEMBER_BYTES` a member.  When all it
     holds is one folder that is itself an export (a download zipped again), that
-    folder is the one read."""
+    folder is the one read.  Each file gets its entry's time in the zip as its
+    modification time (UTC taken for the zip's zone-less time: these times are only
+    compared with each other, ``staging.upload_order``), and :func:`times_in` says
+    so of the folder while the ``with`` lasts."""
     path = Path(path)
     if path.is_dir() or not path.is_file():
         yield path, []
@@ -202,7 +282,22 @@ def unpacked(path: Path) -> Iterator[tuple[Path, list[str]]]:
         if len(inner) == 1 and inner[0].is_dir() and detect(root).name == "folder" \
                 and detect(inner[0]).name != "folder":
             root = inner[0]
-        yield root, skipped
+        _UNPACKED.add(root.resolve())
+        try:
+            yield root, skipped
+        finally:
+            _UNPACKED.discard(root.resolve())
+
+
+_UNPACKED: set[Path] = set()  # the folders unpacked() made from a download zip, while they last
+
+
+def times_in(folder: Path) -> str:
+    """What the files' times of a download in ``folder`` are: ``staging.DOWNLOAD`` (a zip
+    :func:`unpacked` unpacked here: the download's own entry times) or ``staging.FOLDER`` (a
+    folder the instructor unpacked: times as their unzip tool kept them, or the copy's)."""
+    folder = Path(folder).resolve()
+    return staging.DOWNLOAD if any(folder == r or r in folder.parents for r in _UNPACKED) else staging.FOLDER
 
 
 def _member_name(info: zipfile.ZipInfo) -> str:
@@ -243,6 +338,9 @@ def _unzip(path: Path, root: Path) -> list[str]:
                 with z.open(info) as src, open(dest, "xb") as out:
                     copied = _copy(src, out, MAX_EXPORT_MEMBER_BYTES)
                 total += copied
+                with contextlib.suppress(ValueError, OverflowError, OSError):  # the upload's time, as the zip says
+                    at = calendar.timegm((*info.date_time, 0, 0, 0))
+                    os.utime(dest, (at, at))
                 if copied > MAX_EXPORT_MEMBER_BYTES:
                     dest.unlink()
                     skipped.append(f"{staging.printable(name)}: larger than {MAX_EXPORT_MEMBER_BYTES >> 20} MiB, "

@@ -359,14 +359,19 @@ def test_grade_keeps_hidden_inputs_and_output_from_students(toy_root, tmp_path):
     assert by_name["test_add_random"]["visibility"] == "visible"
     assert "come after the due date" in md and "off by a factor" not in md
     # the due date has passed: the unchanged submission is not regraded, its feedback is rewritten
-    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--after-due"]) == 0
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--after-due",
+                 "--change-settings"]) == 0  # the record kept the first run's settings (docs/record.md)
     md = (out / "feedback" / "leaky.md").read_text()
     # test_norm_known's case is fixed: its details say "wrong value", no direction (issue 27, docs/feedback.md)
     assert "norm (case: (3, 4)): wrong value" in md and "come after the due date" not in md and "SECRET" not in md
     # with --due instead: the details wait until that date, and show once it has passed
-    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--due", "2099-01-01T00:00"]) == 0
+    fresh = tmp_path / "fresh"  # --after-due is in the record of out: a new record for the due dates
+    assert main(["grade", "labx", str(subs), "--out", str(fresh), "--jobs", "1", "--due", "2099-01-01T00:00",
+                 "--allow-unknown-times"]) == 0
+    out = fresh
     assert "come after the due date" in (out / "feedback" / "leaky.md").read_text()
-    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--due", "2001-01-01T00:00"]) == 0
+    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1", "--due", "2001-01-01T00:00",
+                 "--allow-unknown-times", "--change-settings"]) == 0
     assert "norm (case: (3, 4)): wrong value" in (out / "feedback" / "leaky.md").read_text()
 
 

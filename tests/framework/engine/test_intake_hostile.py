@@ -26,16 +26,10 @@ import pytest
 from autograder.batch import bulk, gradebook, manual
 from autograder.batch.feedback import inline
 from autograder.cli import main
-from autograder.core import files, results
+from autograder.core import files, results, untrusted
 from autograder.grading import staging
 
-WRITTEN = '''
-[[questions]]
-id = "essay"
-title = "Why the norm is a square root"
-points = 2
-manual = true
-'''
+WRITTEN = (Path(__file__).parents[1] / "fixtures" / "written_question.toml").read_text()  # the toy's written question
 CONTROL = Path(__file__).resolve().parents[1] / "fixtures" / "hostile" / "control" / "toy.py"
 NOT_READ = "was not read, so its written answers cannot be marked"
 
@@ -162,8 +156,8 @@ def test_text_is_encoded_in_one_place_and_never_fails(tmp_path, toy_lab):
 
 
 def test_notebook_nesting_is_bounded_before_parsing():
-    assert manual.nesting(b'{"a": [1, {"b": "[[[[\\"["}]}') == 3
-    assert manual.nesting(b"[" * 10**6, limit=5) == 6  # stops counting past the limit
+    assert untrusted.nesting(untrusted.structure(b'{"a": [1, {"b": "[[[[\\\\\\"["}]}'), 100) == 3  # no string's
+    assert untrusted.nesting(untrusted.structure(b"[" * 900 + b"]" * 900), limit=5) == 6  # stops past the limit
     for bad, says in ((b"[" * 2000 + b"]" * 2000, "nested more than"), (b"[]", "no list of cells"),
                       (b'"a string"', "no list of cells"), (b"\xff", "UnicodeDecodeError"),
                       (b'{"cells": [], "n": ' + b"7" * 5000 + b"}", "ValueError")):

@@ -183,7 +183,8 @@ def test_late_days_penalty_extension_and_cap_in_the_gradebook(toy_root, tmp_path
     ext = tmp_path / "ext.csv"
     ext.write_text("\ufeffsubmission,due\next,2026-12-23T23:59\n", encoding="utf-8")
     assert _grade(subs, tmp_path / "out", "--due", "2026-12-20T23:59", "--tz", "Asia/Ho_Chi_Minh",
-                  "--late-penalty", "10", "--late-cap", "50", "--times", str(times), "--extensions", str(ext)) == 0
+                  "--late-penalty", "10", "--late-cap", "50", "--times", str(times), "--extensions", str(ext),
+                  "--allow-unknown-times") == 0  # "notime": without the flag, exit 1 (issue 37, test_record.py)
     rows = _rows(tmp_path / "out")
     got = {k: (v["late_days"], v["penalty_percent"], v["raw_score"], v["score"]) for k, v in rows.items()}
     assert got == {"ontime": ("0", "0", "5", "5"), "late2": ("2", "20", "5", "4"), "ext": ("0", "0", "5", "5"),

@@ -16,14 +16,7 @@ from autograder.cli import main
 from autograder.core import results
 from autograder.core.manifest import ManifestError, parse
 
-WRITTEN = '''
-[[questions]]
-id = "essay"
-title = "Why the norm is a square root"
-points = 2
-manual = true
-rubric = "1 point: says it; 1 point: says why"
-'''
+WRITTEN = (Path(__file__).parents[1] / "fixtures" / "written_question.toml").read_text()  # the toy's written question
 REF = ("solutions", "labx_toy")
 BLANK = "*Your answer here.*"
 

@@ -141,6 +141,75 @@ def test_moodle_folders_one_submission_per_participant(toy_root, tmp_path):
                                   "was graded as the latest")
 
 
+def _timed_zip(members: dict[str, tuple[bytes, tuple]]) -> bytes:
+    """A zip whose every member has the time given (``zipfile.ZipInfo.date_time``)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, (data, when) in members.items():
+            z.writestr(zipfile.ZipInfo(name, when), data)
+    return buf.getvalue()
+
+
+EARLY, LATER = (2026, 12, 20, 9, 0, 0), (2026, 12, 20, 21, 30, 0)
+ANN = "Ann Lee_11_assignsubmission_file"
+
+
+def _stage_download(tmp_path: Path, download: bytes) -> staging.Staged:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "LAB-42.zip").write_bytes(download)
+    with platforms.unpacked(tmp_path / "LAB-42.zip") as (folder, skipped):
+        intake = platforms.read(folder)
+        assert intake.platform.name == "moodle" and not skipped
+        return staging.stage(intake.entries[0], TOY, tmp_path / "s")
+
+
+@pytest.mark.parametrize("first", ["bai2.zip", "bai2_nop_lai.zip"])  # the later upload, by name, both ways
+def test_moodle_two_uploads_are_ordered_by_the_times_of_its_download(toy_root, tmp_path, first):
+    ref = _ref(toy_root).encode()
+    second = ({"bai2.zip", "bai2_nop_lai.zip"} - {first}).pop()
+    inner = lambda tag, when: _timed_zip({"bai2/toy.py": (ref + tag, when)})  # noqa: E731  (the student's times)
+    # the student's own times say the opposite of Moodle's: the platform's decide
+    st = _stage_download(tmp_path, _timed_zip({f"{ANN}/{first}": (inner(b"# first\n", LATER), EARLY),
+                                               f"{ANN}/{second}": (inner(b"# again\n", EARLY), LATER)}))
+    assert (tmp_path / "s" / "toy.py").read_bytes().endswith(b"# again\n")
+    assert st.notes[0] == f"toy.py: graded {second}/bai2/toy.py; ignored {first}/bai2/toy.py"
+    assert st.notes[1] == (f"toy.py: {second}/bai2/toy.py was graded as the latest upload, by the upload times in "
+                           f"the platform's download (2026-12-20 21:30:00; ignored: {first}/bai2/toy.py "
+                           "2026-12-20 09:00:00).")
+
+
+def test_moodle_uploads_of_one_time_are_ordered_by_the_students_times_then_said_unknown(toy_root, tmp_path):
+    ref = _ref(toy_root).encode()
+    inner = lambda tag, when: _timed_zip({"toy.py": (ref + tag, when)})  # noqa: E731
+    st = _stage_download(tmp_path / "a", _timed_zip({f"{ANN}/bai2.zip": (inner(b"# new\n", LATER), EARLY),
+                                                     f"{ANN}/bai2_nop_lai.zip": (inner(b"# old\n", EARLY), EARLY)}))
+    assert (tmp_path / "a" / "s" / "toy.py").read_bytes().endswith(b"# new\n")  # the students' times, said to be
+    assert "the times inside the zips" in st.notes[1] and "the student's own clock" in st.notes[1]
+    st = _stage_download(tmp_path / "b", _timed_zip({f"{ANN}/bai2.zip": (inner(b"# a\n", EARLY), EARLY),
+                                                     f"{ANN}/bai2_nop_lai.zip": (inner(b"# b\n", EARLY), EARLY)}))
+    assert st.notes[1] == ("toy.py: the platform's download does not say which of these uploads came last "
+                           "(bai2.zip, bai2_nop_lai.zip); bai2.zip/toy.py was graded by where it lies (the shallowest, "
+                           "then the first by name). Check by hand which one the student meant.")
+
+
+def test_moodle_folder_times_order_uploads_only_a_minute_apart_or_more(toy_root, tmp_path):
+    import os
+
+    ref = _ref(toy_root)
+    for gap, expect in ((3600, "# b\n"), (2, "# a\n")):  # two seconds apart: a copy's times, no order
+        subs = tmp_path / str(gap) / "subs"
+        (subs / ANN).mkdir(parents=True)
+        (subs / ANN / "toy.py").write_text(ref + "# a\n")
+        (subs / ANN / "b").mkdir()
+        (subs / ANN / "b" / "toy.py").write_text(ref + "# b\n")
+        os.utime(subs / ANN / "toy.py", (1_800_000_000, 1_800_000_000))
+        os.utime(subs / ANN / "b" / "toy.py", (1_800_000_000 + gap, 1_800_000_000 + gap))
+        st = staging.stage(platforms.read(subs).entries[0], TOY, tmp_path / str(gap) / "s")
+        assert (tmp_path / str(gap) / "s" / "toy.py").read_text().endswith(expect), st.notes
+        assert ("by the files' times in the unpacked download" in st.notes[1]) == (gap == 3600)
+        assert ("was graded by where it lies" in st.notes[1]) == (gap == 2)  # the old rule (shallowest), said
+
+
 def test_moodle_worksheet_matched_on_the_participant_id_without_emails(toy_root, tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     _moodle(toy_root, subs)
@@ -155,7 +224,47 @@ def test_moodle_worksheet_matched_on_the_participant_id_without_emails(toy_root,
     rows = _csv(out / "moodle-worksheet.csv")
     assert rows[0] == HEADER and [r[0] for r in rows[1:]] == ["Participant 11", "Participant 13", "Participant 12"]
     assert [r[3] for r in rows[1:]] == ["100", "0", "0"]  # on Moodle's maximum, 100; nothing handed in: 0
-    assert rows[1][8].startswith("Score: 100 / 100<br>")
+    assert rows[1][8].startswith("Score: 100 / 100 (5 / 5)<br>")  # Moodle's scale, the lab's in brackets
+
+
+@pytest.mark.parametrize("value, lang", [("vi", "vi"), ("Tiếng Việt", "vi"), ("tieng viet", "vi"),
+                                         ("Vietnamese", "vi"), ("vi_VN", "vi"), ("en", "en"), ("English", "en"),
+                                         ("", ""), ("Français", None)])
+def test_a_roster_language_column_is_read_in_its_usual_spellings(value, lang):
+    from autograder.batch import roster
+
+    assert roster.language(value) == lang
+    assert roster.lang_column(["Student", "ID", "Ngôn ngữ"]) == 2 and roster.lang_column(["Identifier", "LANG"]) == 1
+    assert roster.lang_column(["Identifier", "Full name"]) is None
+
+
+def test_the_feedback_language_is_the_notebooks_then_the_rosters_then_the_batchs(toy_root, tmp_path):
+    from autograder.batch import bulk, roster
+
+    m = labs.get("labx", toy_root).manifest
+    vi = roster.Submitters(("An",), (), (), lang="vi")
+    none, english_nb = staging.Staged(tmp_path), staging.Staged(tmp_path, extra={"labx_toy.ipynb": b"{}"})
+    assert bulk.feedback_lang(m, none, vi) == "vi"  # no notebook: the roster's column
+    assert bulk.feedback_lang(m, english_nb, vi) == "en"  # the notebook handed in wins
+    assert bulk.feedback_lang(m, none, roster.NOBODY) == "en"  # neither: the batch's (here English)
+    # read from Moodle's worksheet (a column the instructor added) and from Canvas's gradebook export
+    subs = tmp_path / "subs"
+    _moodle(toy_root, subs)
+    sheet = _worksheet(tmp_path / "sheet.csv", [
+        ["Participant 11", "Ann Lee", "Submitted", "", "100.00", "Yes", "-", "-", "", "Tiếng Việt"],
+        ["Participant 12", "Bo Trần", "Submitted", "", "100.00", "Yes", "-", "-", "", "Klingon"]])
+    text = sheet.read_text("utf-8").splitlines()
+    sheet.write_text("\n".join([text[0] + ",Language", *text[1:]]) + "\n", "utf-8")
+    intake = platforms.read(subs, gradebook=sheet)
+    assert [intake.people[i].lang for i in ("Ann Lee_11", "Bo Tran_12")] == ["vi", ""]
+    assert any("participant 12: the worksheet's language 'Klingon'" in w for w in intake.warnings)
+    assert _grade(subs, tmp_path / "out", "--gradebook", str(sheet)) == 0  # neither handed in a notebook
+    assert (tmp_path / "out" / "feedback" / "Ann Lee_11.md").read_text().count("Điểm") >= 1
+    assert "Score" in (tmp_path / "out" / "feedback" / "Bo Tran_12.md").read_text()  # not readable: the batch's
+    gradebook = tmp_path / "canvas.csv"
+    gradebook.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Lang\n,,,,,\n"
+                         "\"Lee, Ann\",7,s7,ann,A,en\n", "utf-8")
+    assert canvas.read_roster(gradebook)[0].lang == "en"
 
 
 def test_moodle_without_a_worksheet_writes_one_the_importer_reads(toy_root, tmp_path):
@@ -182,13 +291,7 @@ def test_a_file_that_is_not_a_worksheet_is_refused_in_one_line(toy_root, tmp_pat
 
 
 # -- late penalties and pending marks, in every output -----------------------------------------------
-WRITTEN = '''
-[[questions]]
-id = "essay"
-title = "Why the norm is a square root"
-points = 2
-manual = true
-'''
+WRITTEN = (Path(__file__).parents[1] / "fixtures" / "written_question.toml").read_text()  # the toy's written question
 
 
 def test_pending_marks_and_the_late_penalty_in_every_output(toy_root, tmp_path):
@@ -203,13 +306,14 @@ def test_pending_marks_and_the_late_penalty_in_every_output(toy_root, tmp_path):
                   str(tmp_path / "times.csv")) == 0
     md = (out / "feedback" / "An Vo_7.md").read_text()
     assert "**Score: 4 / 7**" in md and "Handed in 2 day(s) late: the late policy took off 20%, from 5 points." in md
-    assert "2 points are marked by hand and not marked yet: they are pending, not lost." in md
+    # no notebook handed in: said as such, never "pending, not lost" (issue 37)
+    assert "2 points marked by hand: no notebook handed in." in md and "pending, not lost" not in md
     text = (out / "summary.md").read_text()
     assert "| An Vo\\_7 | 2 | 20% | 5 | 4 |" in text
     assert "| Why the norm is a square root (`essay`) | 2 | pending (1) | - |" in text  # never 0%
     assert "mean score: 4.00 / 7" in text
     comment = _csv(out / "moodle-worksheet.csv")[1][5]
-    assert "Score: 4 / 7<br>Handed in 2 day(s) late" in comment and "2 points are marked by hand" in comment
+    assert "Score: 4 / 7<br>Handed in 2 day(s) late" in comment and "2 points marked by hand: no notebook" in comment
 
 
 def test_summary_counts_pending_apart_and_scores_after_the_penalty(toy_lab):

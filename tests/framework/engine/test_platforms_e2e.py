@@ -46,10 +46,13 @@ def code() -> dict[str, dict[str, str]]:
 
 
 def _zip(members: dict[str, str | bytes]) -> bytes:
+    """A zip whose members all bear one fixed time: no order of uploads can come from their times
+    (``staging.upload_order``), whatever second the test runs in."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in members.items():
-            z.writestr(name, data)
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 12, 1, 12, 0, 0)), data,
+                       compress_type=zipfile.ZIP_DEFLATED)
     return buf.getvalue()
 
 
@@ -84,7 +87,8 @@ def _worksheet() -> bytes:
     w.writerow(WORKSHEET_HEADER)
     for pid, name in STUDENTS.items():
         w.writerow([f"Participant {pid}", name, "", "Submitted for grading" if pid != "1007" else "No submission",
-                    "", f"{MAX:.2f}", "Yes", "Monday, 21 December 2026, 12:00 AM", "", "-", ""])
+                    "", f"{MAX:.2f}", "Yes", "Sunday, 20 December 2026, 11:00 PM" if pid != "1007" else "-", "", "-",
+                    ""])  # Moodle's own times (an hour before DUE, in its zone) count: --times moves 1001's (issue 37)
     return ("\ufeff" + buf.getvalue()).encode()
 
 
@@ -273,7 +277,7 @@ def test_canvas_feedback_files_are_named_for_re_upload(canvas):
 def test_pending_no_file_leaves_the_cell_blank(canvas, capsys):
     base, out = canvas
     assert _grade(base / "submissions.zip", out, "--gradebook", str(base / "gradebook.csv"), "--no-file",
-                  "pending") == 0
+                  "pending", "--change-settings") == 0  # the record kept --no-file zero (docs/record.md)
     rows = list(csv.reader(io.StringIO((out / "canvas.csv").read_text("utf-8-sig"), newline="")))
     got = {r[1]: r[-1] for r in rows[2:]}
     assert got["104"] == got["105"] == got["106"] == got["107"] == "" and got["101"] == SCORE

@@ -73,6 +73,10 @@ def test_the_manifest_declares_predictions_and_their_points():
     assert [p.id for p in m.predictions] == ["norm_of_ones", "sum_dtype"] and m.participation is None
     assert m.prediction("sum_dtype").truth == "float64" and m.prediction("norm_of_ones").truth is None
     assert m.max_score == 5
+    assert m.prediction("sum_dtype").reveals == ()  # what no cell before its predict cell may say: none given
+    data = _data()
+    data["predictions"][1]["reveals"] = ["float ?64", "64-bit"]
+    assert parse(data, "labx_toy").prediction("sum_dtype").reveals == ("float ?64", "64-bit")
     paid = _manifest(POINTS)
     q = paid.participation
     assert q.id == PARTICIPATION and q.points == 1 and q.manual and q.participation and paid.max_score == 6
@@ -91,6 +95,10 @@ def test_the_manifest_declares_predictions_and_their_points():
     (lambda d: d["predictions"][0].update(reflection="norm"), "must name a question with manual = true"),
     (lambda d: d["predictions"][0].update(id="a/b"), "id must be letters, digits"),
     (lambda d: d["predictions"][1].update(id="norm_of_ones"), "duplicate prediction ids"),
+    (lambda d: d["predictions"][1].update(reveals="float64"), 'key "reveals" .* must be a list of strings'),
+    (lambda d: d["predictions"][1].update(reveals=["float(64"]), "reveals 'float\\(64' is not a regular expression"),
+    (lambda d: d["predictions"][1].update(reveals=["(float64)?"]), "matches an empty text"),
+    (lambda d: d["predictions"][0].update(reveals=["ones"]), 'key "reveals" needs a fixed truth'),
     (lambda d: d.update(predictions_policy={"points": 1, "per_prediction": 1}), 'unknown key "per_prediction"'),
     (lambda d: d.update(predictions_policy={"points": -1}), "must be 0 or more"),
     (lambda d: (d.update(predictions_policy={"points": 1}), d.pop("predictions")), "declares no \\[\\[predictions"),
@@ -345,7 +353,7 @@ def test_participation_points_for_a_complete_set_only():
     part = report.apply(_result(m), m, _handed(m, norm_of_ones=9.0, sum_dtype=None))
     assert part.score == 3 and part.pending_points(m) == 0  # 0, and said why; never "pending"
     none = report.apply(_result(m), m, report.Handed(None))
-    bad = report.apply(_result(m), m, report.read(b"[" * 50, m))
+    bad = report.apply(_result(m), m, report.read(b"[" * 50 + b"]" * 50, m))
     md = feedback.markdown(part, m)
     assert "## ❌ Predictions made before measuring: 0 / 1" in md
     assert "1 of 2 predictions were made before their measurement" in md
@@ -434,6 +442,38 @@ def test_the_summary_shows_the_class_against_the_truth(tmp_path):
     assert (tmp_path / "predictions.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "with predictions.json: 0 of 0" in report.section(m, {})  # an empty batch: counted, no error
     assert report.section(dataclasses.replace(m, predictions=()), handed) == ""
+
+
+def test_each_panel_names_its_question_the_truth_and_how_many_answered(tmp_path):
+    from autograder.core import i18n
+
+    m = dataclasses.replace(_manifest(), predictions=tuple(
+        dataclasses.replace(p, unit="x") if p.kind == "number" else p for p in _manifest().predictions))
+    handed = {"a": _handed(m, norm_of_ones=(10.0, 10.0), sum_dtype="float64"),
+              "b": _handed(m, norm_of_ones=(None, 10.0), sum_dtype="float32"), "c": report.Handed(None)}
+    norm, dtype = (report.panel(t, 5) for t in report.tallies(m, handed))
+    assert norm.title == "norm_of_ones: The norm of a vector of 100 ones? [x]"  # the question and its unit
+    assert norm.count == "1 answered of 5" and dtype.count == "2 answered of 5"  # N: the roster's, given
+    assert norm.truth == "the truth: each student's own measurement" and dtype.truth == "the truth: float64"
+    assert norm.xlabel.startswith("prediction / truth")
+    with i18n.speaking("vi"):  # the batch's language
+        assert report.panel(report.tallies(m, handed)[0], 5).count == "1 trên 5 đã trả lời"
+    # ten predictions: every title stays within its panel's lines; the figure is drawn, N the batch's
+    many = dataclasses.replace(m, predictions=tuple(dataclasses.replace(p, id=f"{p.id}_{k}", prompt=p.prompt * 3)
+                                                    for k in range(5) for p in m.predictions))
+    titles = [report.panel(t, 3).title for t in report.tallies(many, {})]
+    assert len(titles) == 10 and all(len(line) <= report.TITLE_WIDTH for t in titles for line in t.splitlines())
+    report.plot(many, handed, tmp_path / "many.png")
+    assert (tmp_path / "many.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_summarys_figure_counts_the_roster_who_handed_in_nothing(tmp_path, monkeypatch):
+    from autograder.batch import summary
+
+    drawn = []
+    monkeypatch.setattr(report, "plot", lambda m, handed, path, total=None: drawn.append((len(handed), total)))
+    summary.write(tmp_path, [_result(_manifest())], _manifest(), nothing=["Zed Vo", "Yen Le"])
+    assert drawn == [(1, 3)]  # one submission; N: the three students of the roster
 
 
 def test_a_change_after_the_lock_is_counted_apart():
