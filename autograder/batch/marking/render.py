@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
@@ -30,6 +31,7 @@ from autograder.core import untrusted
 MAX_OUTPUT = 20_000  # characters of one output shown; the rest is counted, not shown
 MAX_NOTEBOOK = 400_000  # characters of a whole notebook shown
 MAX_IMAGE = 1_000_000  # bytes of one image shown
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]?")  # a traceback's terminal colours (linear: no nested repeats)
 IMAGES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
 
 _markdown = MarkdownIt("commonmark", {"html": False}).disable(["image", "link", "autolink", "html_inline",
@@ -76,7 +78,7 @@ def _output(output: dict, budget: list[int]) -> Markup:
     if kind == "error":
         lines = output.get("traceback") if isinstance(output.get("traceback"), list) else []
         text = "\n".join(t for t in lines if isinstance(t, str)) or f"{output.get('ename')}: {output.get('evalue')}"
-        return Markup('<pre class="output error">{}</pre>').format(_cut(_strip_ansi(text), budget))
+        return Markup('<pre class="output error">{}</pre>').format(_cut(ANSI.sub("", text), budget))
     data = output.get("data") if isinstance(output.get("data"), dict) else {}
     for mime in IMAGES:
         if mime in data and (img := _image(mime, data[mime])) is not None:
@@ -88,22 +90,6 @@ def _output(output: dict, budget: list[int]) -> Markup:
     if others:
         shown += Markup('<p class="not-shown">{}</p>').format(f"[{', '.join(others)} output not shown]")
     return shown
-
-
-def _strip_ansi(text: str) -> str:
-    """A traceback without its terminal colours (ESC [ ... m), in one pass over the text."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        j = text.find("\x1b[", i)
-        if j < 0:
-            out.append(text[i:])
-            break
-        out.append(text[i:j])
-        k = j + 2
-        while k < n and (text[k].isdigit() or text[k] == ";"):
-            k += 1
-        i = k + 1 if k < n and text[k].isalpha() else k
-    return "".join(out)
 
 
 def notebook(data: bytes) -> Markup:

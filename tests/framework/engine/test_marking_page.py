@@ -62,6 +62,8 @@ HOSTILE_OUTPUTS = [
               "text/plain": "<IPython.core.display.HTML object>"}},
     {"output_type": "display_data", "metadata": {}, "data": {"image/png": PNG_1x1, "text/plain": "<Figure>"}},
     {"output_type": "display_data", "metadata": {}, "data": {"image/png": base64.b64encode(b"<svg/>").decode()}},
+    {"output_type": "error", "ename": "ValueError", "evalue": "x",
+     "traceback": ["\x1b[0;31mValueError\x1b[0m: <script>window.__pwned='traceback'</script>"]},
 ]
 
 
@@ -196,6 +198,7 @@ def test_a_hostile_answer_renders_inert(marking, browser):
     notebook_text = page.inner_text(".notebook")
     assert "more characters not shown" in notebook_text  # the flood is cut
     assert "text/html" in notebook_text and "image/svg+xml" in notebook_text  # named, never rendered
+    assert "ValueError: <script>" in notebook_text  # a traceback: its colours gone, its text as text
     assert page.locator(".notebook b, .notebook svg").count() == 0
     assert all(url.startswith(base) or url.startswith("data:") for url in requests), requests
     assert page.is_visible("#mark-form")  # a student's <style> hides nothing
