@@ -162,7 +162,8 @@ def create_app(lab: Lab, out: Path, *, marker: str = "") -> Flask:
             abort(400, "a JSON object is expected")
         sub, qid = str(body.get("submission", "")), str(body.get("question", ""))
         q = question(qid)
-        if sub not in state.submissions():
+        subs = state.submissions()
+        if sub not in subs:
             abort(404, f"no submission {sub!r}")
         who = str(body.get("marker", "")).strip()[:80]
         if not who:
@@ -171,8 +172,8 @@ def create_app(lab: Lab, out: Path, *, marker: str = "") -> Flask:
         comment = str(body.get("comment", ""))[:4000]
         replace = bool(body.get("replace"))
         key = (sub, qid)
-        recorded = record.read_marks(state.out).get(key)
         if points is None:
+            recorded = record.read_marks(state.out).get(key)
             if recorded is not None and recorded.marker != who and not replace:
                 return jsonify(conflict=_entry_json(recorded)), 409
             record.merge_marks(state.out, {}, remove=frozenset({key}))
@@ -182,7 +183,7 @@ def create_app(lab: Lab, out: Path, *, marker: str = "") -> Flask:
             if merge.conflicts and not replace:
                 return jsonify(conflict=_entry_json(merge.conflicts[0][2])), 409
         marks = record.read_marks(state.out)
-        return jsonify(entry=_entry_json(marks.get(key)), progress=progress(qid, state.submissions(), marks))
+        return jsonify(entry=_entry_json(marks.get(key)), progress=progress(qid, subs, marks))
 
     @app.errorhandler(400)
     @app.errorhandler(403)
