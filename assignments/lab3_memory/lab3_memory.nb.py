@@ -83,6 +83,9 @@ import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
+
+torch.set_num_threads(1)  # tr: the models here are tiny: one thread is faster than two
 
 import lab3_models
 import memory

@@ -35,7 +35,7 @@ from autograder.core.manifest import Manifest
 from autograder.core.results import SubmissionResult
 from autograder.grading import predictions as P
 from autograder.grading import runner, staging
-from autograder.grading.pool import GraderPool
+from autograder.grading.pool import GraderPool, graders
 
 
 @dataclass
@@ -235,7 +235,7 @@ def prepare(lab: labs.Lab, entry: staging.Entry, dest: Path, out: Path, *, stubs
 
 
 def grade_folder(lab: labs.Lab, intake: platforms.Intake, out: Path, *,
-                 jobs: int, sandbox: bool = True, force: bool = False, after_due: bool = False,
+                 jobs: int, share: int = 1, sandbox: bool = True, force: bool = False, after_due: bool = False,
                  only: frozenset[str] | None = None, deadline: gradebook.Deadline | None = None,
                  marks: manual.Marks | None = None, console: Console | None = None, no_file: str = "zero",
                  stamps: dict[str, str] | None = None, close_marking: bool = False,
@@ -244,6 +244,7 @@ def grade_folder(lab: labs.Lab, intake: platforms.Intake, out: Path, *,
     what goes back to the platform (``no_file``: what its grade file gets for a student with
     nothing gradable, ``"zero"`` or ``"pending"``).
 
+    ``jobs``: graders at most; ``share``: submissions each grader gets at least (``pool.graders``).
     ``only``: grade just these ids (unchanged ones too, with ``force``); every
     other submission keeps the result it has in ``out``, as it is.
     ``deadline``: the gradebook's late columns and scores after the penalty.
@@ -326,7 +327,7 @@ def grade_folder(lab: labs.Lab, intake: platforms.Intake, out: Path, *,
             from autograder.sandbox.backend import shared_zygote
 
             stack.enter_context(shared_zygote(hide=[out, submissions]))
-            pool = GraderPool(str(lab.root), min(jobs, len(todo)), runner.grader_env(lab))
+            pool = GraderPool(str(lab.root), graders(jobs, len(todo), share), runner.grader_env(lab))
             stack.callback(pool.close)
         progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeRemainingColumn(), console=console, transient=False)

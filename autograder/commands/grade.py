@@ -17,7 +17,7 @@ from autograder.batch import bulk, late, manual, platforms, record, summary
 from autograder.commands import default_jobs, jobs_option, sandbox_option, usage_error
 from autograder.commands.batch_input import open_batch
 from autograder.core import i18n
-from autograder.grading import runner  # noqa: F401  (tests patch grade.runner.grade_staged)
+from autograder.grading import pool, runner  # noqa: F401  (tests patch grade.runner.grade_staged)
 from autograder.grading.local import bundle_refusal
 
 
@@ -259,7 +259,9 @@ def _grade(console: Console, the_lab, intake: platforms.Intake, settings: record
                         "worksheet), or rerun with --allow-unknown-times")
         return ""
 
+    # --jobs is what was asked for; the default starts a grader only where it pays for its start
     batch = bulk.grade_folder(the_lab, intake, out_dir, jobs=jobs or default_jobs([the_lab]),
+                              share=1 if jobs else pool.SHARE,
                               sandbox=sandbox, force=force, after_due=s["after_due"], only=picked, deadline=deadline,
                               marks=marks, console=console, no_file=s["no_file"],
                               stamps={i: g.graded_at for i, g in before.items()}, close_marking=close_marking,

@@ -152,6 +152,14 @@ def constraints(lock: Path, have: set[str]) -> str:
     return "".join(f"{p}\n" for p in keep)
 
 
+def _found(name: str) -> bool:
+    """Whether a distribution called ``name`` is installed, as :func:`installed` would say it is."""
+    try:
+        return bool(metadata.distribution(name).metadata["Name"])
+    except metadata.PackageNotFoundError:
+        return False
+
+
 def missing(root: Path, have: set[str] | None = None) -> tuple[list[str], list[str]]:
     """:func:`requirements` less what is installed (``have``: default, what this Python has)."""
     have = installed() if have is None else have
@@ -197,6 +205,8 @@ def install_missing(root: Path | None = None) -> list[str]:
     root = Path(root) if root else bundle_root()
     if not (root / "pyproject.toml").is_file():
         return []
+    if all(_found(n) for group in requirements(root) for n in group):
+        return []  # each looked up by its name: listing every distribution (installed()) costs 0.1 s
     have = installed()
     names = [n for group in missing(root, have) for n in group]
     if not names:
@@ -296,9 +306,14 @@ def locate_bundle(lab: str, module: str) -> Path:
 
 
 # -- the checker -----------------------------------------------------------------------
+_skipper = None  # this kernel's _SkipInstalled
+
+
 def autoreload() -> bool:
     """In IPython, reload every edited module before each cell runs (``%autoreload 2``), so
-    a cell calls the student's current code without a kernel restart.  False elsewhere."""
+    a cell calls the student's current code without a kernel restart; the modules of the
+    standard library and of installed packages are not looked at (:class:`_SkipInstalled`).
+    False elsewhere."""
     try:
         from IPython import get_ipython
     except ImportError:
@@ -309,7 +324,47 @@ def autoreload() -> bool:
     if "autoreload" not in shell.extension_manager.loaded:
         shell.run_line_magic("load_ext", "autoreload")
     shell.run_line_magic("autoreload", "2")
+    global _skipper
+    if _skipper is None or _skipper.shell is not shell:  # once per kernel, however often the setup cell runs
+        _skipper = _SkipInstalled(shell)
+        shell.events.register("post_run_cell", _skipper.skip_new)
     return True
+
+
+class _SkipInstalled:
+    """``%autoreload 2`` looks at the file of every imported module before each cell: once torch
+    is imported, some 3,000 of them, about 20 ms a cell.  After each cell, the modules it imported
+    from the standard library or an installed package (``site-packages``, ``dist-packages``) are
+    marked not to reload (``%aimport -name``): nobody edits those while the notebook runs.  The
+    lab's modules, and the engine where it is not installed (a bundle on Colab), still reload."""
+
+    def __init__(self, shell):
+        self.shell = shell
+        self.seen: set[str] = set()
+        self.installed = _installed_dirs()
+
+    def skip_new(self, *_result) -> None:
+        new = sys.modules.keys() - self.seen
+        self.seen |= new
+        skip = [name for name in new if self._installed(getattr(sys.modules.get(name), "__file__", None))]
+        if skip:  # the magic's own function: run_line_magic would first expand the long line, for seconds
+            self.shell.find_line_magic("aimport")(", ".join("-" + name for name in sorted(skip)))
+
+    def _installed(self, path) -> bool:
+        if not isinstance(path, str):
+            return False
+        path = os.path.abspath(path)
+        return path.startswith(self.installed) or any(d in path for d in ("site-packages", "dist-packages"))
+
+
+def _installed_dirs() -> tuple[str, ...]:
+    """The folders of the standard library and of installed packages, each ending with a separator."""
+    import site
+    import sysconfig
+
+    dirs = {sysconfig.get_path(p) for p in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs.update(getattr(site, "getsitepackages", list)())
+    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs if d)
 
 
 def checker(tests_dir: str = "otter_tests"):

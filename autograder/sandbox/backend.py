@@ -259,7 +259,8 @@ class SandboxBackend:
         (wall clock, from the first worker's go: a zygote's start is the engine's time)."""
         if self.budget_end is None:
             self.budget_end = time.monotonic() + self.manifest.limits.submission_timeout_s
-        return clock.WorkerClock(self.worker_pid, seconds, self.budget_end)
+        return clock.WorkerClock(self.worker_pid, seconds, self.budget_end,
+                                 self.group.cpu_seconds if self.group else None)
 
     def _budget_error(self) -> errors.StudentCodeError:
         return errors.StudentCodeError(errors.TIMEOUT, _(

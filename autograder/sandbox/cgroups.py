@@ -3,6 +3,9 @@
 * **pids**: caps the threads and processes of a worker and its children, and
   can freeze that count during a measured call: a measured call may start no
   thread or process, so no work moves to a child whose memory nobody counts.
+* **cpuacct** (v1; in v2 every group counts it, ``cpu.stat``): the CPU time of the
+  whole tree, dead processes included, for the worker's clock (``clock``): a
+  process the worker starts and never waits for still spends the worker's time.
 * **memory**: caps the memory of the worker's whole tree of processes (what
   they touch, and the files they write to their tmpfs ``/tmp`` and
   ``/dev/shm``, whose pages are charged to the group that writes them) at the
@@ -80,6 +83,8 @@ def _limits(controller: str, version: int, nproc: int, memory_bytes: int) -> lis
     """(file, value, required) to write, in order, into a new group of ``controller``."""
     if controller == "pids":
         return [("pids.max", str(nproc), True)]
+    if controller == "cpuacct":  # counts, limits nothing
+        return []
     if version == 2:  # no swap: the limit is what the tree holds; one OOM kill ends the whole group
         return [("memory.max", str(memory_bytes), True), ("memory.swap.max", "0", False),
                 ("memory.oom.group", "1", False)]
@@ -117,8 +122,10 @@ def _make(controller: str, name: str, pid: int | None, nproc: int, memory_bytes:
 class WorkerGroup:
     """A worker's groups: ``pids`` and ``memory`` are their folders, None where there is none."""
 
-    def __init__(self, pids: Path | None, memory: Path | None, nproc: int):
+    def __init__(self, pids: Path | None, memory: Path | None, nproc: int, cpu: Path | None = None):
         self.pids, self.memory, self.nproc = pids, memory, nproc
+        # where the tree's CPU time is counted: v1's cpuacct group, else (v2) any of the groups
+        self.cpu = cpu or next((p for p in (pids, memory) if p and (p / "cpu.stat").is_file()), None)
         self._events: int | None = None  # the memory group's kill counter, opened once: read after every call
 
     def freeze(self) -> None:
@@ -129,6 +136,21 @@ class WorkerGroup:
     def thaw(self) -> None:
         if self.pids:
             _write(self.pids / "pids.max", str(self.nproc))
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds used so far by every process the tree ever held (None: not counted here)."""
+        if self.cpu is None:
+            return None
+        try:
+            if (self.cpu / "cpuacct.usage").is_file():  # v1: nanoseconds
+                return int((self.cpu / "cpuacct.usage").read_text()) / 1e9
+            for line in (self.cpu / "cpu.stat").read_text().splitlines():
+                key, _sep, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) / 1e6
+        except (OSError, ValueError):
+            pass
+        return None
 
     def oom_kills(self) -> int:
         """How many processes of the tree the memory limit has killed so far.  Read after
@@ -161,7 +183,7 @@ class WorkerGroup:
     def kill(self) -> None:
         """SIGKILL every process in the groups: the tree, orphans included (without a PID
         namespace a worker's children outlive it)."""
-        for path in (self.memory, self.pids):
+        for path in (self.memory, self.pids, self.cpu):
             if path is None:
                 continue
             if (path / "cgroup.kill").exists():  # v2: the kernel kills them all, forks in flight too
@@ -183,7 +205,7 @@ class WorkerGroup:
         to free its memory); one still busy after ``wait_s`` is left to the next sweep."""
         self._close_events()  # an open file of the group keeps it from being removed
         deadline = time.monotonic() + wait_s
-        for path in (self.pids, self.memory):
+        for path in (self.pids, self.memory, self.cpu):
             while path is not None and not _rmdir(path) and time.monotonic() < deadline:
                 time.sleep(0.01)
 
@@ -192,7 +214,7 @@ def for_worker(pid: int, nproc: int, memory_bytes: int) -> WorkerGroup:
     """Groups ``ironlaw-<grader pid>-<pid>`` beside this process, ``pid`` moved into each."""
     name = f"{PREFIX}{os.getpid()}-{pid}"
     return WorkerGroup(_make("pids", name, pid, nproc, memory_bytes), _make("memory", name, pid, nproc, memory_bytes),
-                       nproc)
+                       nproc, _make("cpuacct", name, pid, nproc, memory_bytes))
 
 
 _memory_probe: list[bool] = []
@@ -211,7 +233,7 @@ def memory_available() -> bool:
 
 def sweep() -> None:
     """Remove the empty worker groups this grader left behind, and those of graders that are gone."""
-    for controller in ("pids", "memory"):
+    for controller in ("pids", "memory", "cpuacct"):
         try:
             found = _root(controller)
             for p in found[0].glob(f"{PREFIX}*") if found else ():

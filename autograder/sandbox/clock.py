@@ -15,9 +15,13 @@ left is the time the call would have taken alone on the machine: a loop uses
 it up as fast as it gets a core, a sleep or a blocked wait as fast as the
 wall clock, and other processes' load slows neither.
 
-Or the worker's CPU time, when that is more (all its threads, and the
-children it waited for): threads of its own that keep its main thread from a
-core count as the worker's time, so a submission cannot slow its own clock.
+Or the CPU time of the worker's whole tree, when that is more: all its
+threads, and every process it started, waited for or not, dead or alive
+(counted by its cgroup, ``cgroups.WorkerGroup.cpu_seconds``; where it has
+none, its own threads and the children it waited for).  Threads and
+processes of its own that keep its main thread from a core count as the
+worker's time, so a submission cannot slow its own clock: a fork bomb
+spends its limit as fast as it takes the machine's cores.
 Where the kernel keeps no schedstat (``CONFIG_SCHED_INFO`` off) the clock is
 the wall clock.
 
@@ -61,11 +65,14 @@ class WorkerClock:
     may wait before it asks again (``channel.recv`` takes it as its deadline); zero or less:
     the limit is reached."""
 
-    def __init__(self, pid: int, seconds: float, wall_end: float | None = None):
+    def __init__(self, pid: int, seconds: float, wall_end: float | None = None, tree_cpu=None):
+        """``tree_cpu``: a function giving the CPU seconds of the worker's whole tree (None: unknown)."""
         self.pid, self.seconds, self.wall_end = pid, seconds, wall_end
+        self.tree_cpu = tree_cpu or (lambda: None)
         self.t0 = time.monotonic()
         self.delay0 = run_delay_ns(pid)
         self.cpu0 = self._cpu()
+        self.tree0 = self.tree_cpu()
 
     def _cpu(self) -> int | None:
         try:
@@ -85,6 +92,9 @@ class WorkerClock:
         cpu = self._cpu()
         if cpu is not None and self.cpu0 is not None:
             own = max(own, (cpu - self.cpu0) / HZ)
+        tree = self.tree_cpu()
+        if tree is not None and self.tree0 is not None:
+            own = max(own, tree - self.tree0)
         return own
 
     def past_wall_end(self) -> bool:

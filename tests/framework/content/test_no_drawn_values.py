@@ -42,27 +42,56 @@ SALT = "drawn-values"  # any salt: the draws are recorded, not assumed
 
 # -- grading in this process, with listeners -------------------------------------------------
 class _Results:
+    def pytest_configure(self, config):
+        # as `check` does (grading/local.py): pytest's own report of each failure, which nothing here
+        # shows (the feedback is the plugin's), is the exception's text, not a traceback with source
+        config.option.tbstyle = "value"
+
     def pytest_sessionfinish(self, session):
         self.results = plugin.collected_results(session.config)
 
 
-def grade(lab: labs.Lab, files: dict[str, str], folder: Path, salt: str, listeners=()) -> dict[str, tuple[str, str]]:
-    """{test nodeid: (status, feedback)} of ``lab``'s hidden tests on ``files``, in this process."""
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory) -> Path:
+    """The ``--batch-cache`` folder of this module's grades, as a batch's graders share one
+    (labkit/batch_cache.py): the ground truth of a case two grades meet (a fixed case, or a drawn
+    one under the same salt) is computed once. A cached answer is decoded from the same wire bytes
+    as a fresh one, and the labels and draws recorded here are the tests' own, hit or miss."""
+    return tmp_path_factory.mktemp("answers")
+
+
+def grade(lab: labs.Lab, files: dict[str, str], folder: Path, salt: str, answers: Path,
+          listeners=()) -> dict[str, tuple[str, str]]:
+    """{test nodeid: (status, feedback)} of ``lab``'s hidden tests on ``files``, in this process
+    (``answers``: the batch cache's folder)."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (folder / name).write_text(text)
-    # the lab's test modules are imported afresh, so they import the assertions as they are now
-    hidden = lab.hidden_tests_dir.resolve()
+    # the lab's test modules are imported afresh, so they import the assertions as they are now;
+    # each module's folder resolved once (torch alone brings some 1,300 modules), as forget_modules does
+    hidden = str(lab.hidden_tests_dir.resolve()) + os.sep
+    real: dict[str, str] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if path and hidden in Path(path).resolve().parents:
+        if not path:
+            continue
+        if os.path.islink(path):
+            where = os.path.realpath(path)
+        else:
+            folder_of = os.path.dirname(os.path.abspath(path))
+            if folder_of not in real:
+                real[folder_of] = os.path.realpath(folder_of) + os.sep
+            where = real[folder_of]
+        if where.startswith(hidden):
             del sys.modules[name]
     collector = _Results()
     threads = torch.get_num_threads()
     try:
+        # LEAN, as every engine run of pytest: without the unraisableexception plugin's gc.collect() at the
+        # end of each run (0.2 s or more a grade in this process, with torch loaded; no grade reads it)
         pytest_here.run_pytest_here([str(lab.hidden_tests_dir), "--submission", str(folder), "--seed-salt", salt,
-                                     "-p", "no:cacheprovider", "-p", "no:terminal", "-o", "addopts=",
-                                     "--import-mode=importlib", "--rootdir", str(lab.root)],
+                                     *pytest_here.LEAN, "-p", "no:terminal", "-o", "addopts=",
+                                     "--import-mode=importlib", "--rootdir", str(lab.root), "--batch-cache", str(answers)],
                                     lab.root, [collector, *listeners])
     finally:
         torch.set_num_threads(threads)
@@ -134,13 +163,13 @@ def reference_files(lab: labs.Lab) -> dict[str, str]:
 
 # -- every case label, whatever is drawn -------------------------------------------------------
 @pytest.mark.parametrize("lab_name", LABS)
-def test_case_labels_are_the_same_whatever_is_drawn(lab_name, tmp_path, monkeypatch):
+def test_case_labels_are_the_same_whatever_is_drawn(lab_name, tmp_path, monkeypatch, answers):
     lab = labs.get(lab_name)
     spy = _Labels(monkeypatch)
     labels = {}
     for salt in ("one", "two"):
         spy.by_test.clear()
-        results = grade(lab, reference_files(lab), tmp_path / salt, salt)
+        results = grade(lab, reference_files(lab), tmp_path / salt, salt, answers)
         assert all(status == "passed" for status, _fb in results.values()), results
         labels[salt] = {test: list(cases) for test, cases in spy.by_test.items() if test}
     assert len(labels["one"]) >= 20, "the checks' labels were not seen: " + repr(labels["one"])
@@ -203,10 +232,10 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")  # a whole number, not part of a 
 
 
 @pytest.mark.parametrize(("lab_name", "sid"), list(wrong_submissions()))
-def test_feedback_holds_no_drawn_integer(lab_name, sid, tmp_path):
+def test_feedback_holds_no_drawn_integer(lab_name, sid, tmp_path, answers):
     lab = labs.get(lab_name)
     draws = _Draws()
-    results = grade(lab, submission(lab, sid), tmp_path / sid, SALT, [draws])
+    results = grade(lab, submission(lab, sid), tmp_path / sid, SALT, answers, [draws])
     failed = {test: fb for test, (status, fb) in results.items() if status != "passed"}
     drawn = {test: {v for v in values if abs(v) >= 10} for test, values in draws.by_test.items()}
     assert any(drawn.get(test) for test in failed), f"{sid} fails no test that draws: {failed}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 
 import nbformat
 import pytest
@@ -26,6 +25,10 @@ LAB_LANGS = [(lab, lang) for lab in LABS for lang in notebooks.LANGS]
 # test_handin_notebook.py runs this notebook with the reference, hands it in and grades the zip
 # (conftest.py's ``hand_in``, once per session): its run is the one checked here, not run again
 HANDED_IN = ("lab2", "en")
+# the kernel of this notebook's run on the stubs then checks that a cell runs the student's latest code
+LATEST_CODE = ("lab1", "en")
+DEMO = ("import flops\ntry:\n    print('GOT', flops.matmul_flops(m=2, k=3, n=4))\n"
+        "except NotImplementedError:\n    print('GOT the stub')")
 
 
 # a number only English writes: a decimal point after a leading 0 or before one or two digits, or
@@ -119,17 +122,41 @@ def test_notebook_runs_headless(lab, lang, tmp_path, monkeypatch, passed_check, 
         assert {"en": "31,784 kWh", "vi": "31.784 kWh"}[lang] in printed
 
 
+@pytest.fixture(scope="module")
+def stub_run(tmp_path_factory):
+    """``stub_run(lab, lang)``: ``(nb, demo)``, the notebook after "Run all" headless on the untouched
+    stubs (errors allowed), run once per module; for :data:`LATEST_CODE` three cells run after the
+    notebook's in the same kernel (``demo``: what each printed): :data:`DEMO`, the reference's
+    flops.py saved over the stub (the student implements it), :data:`DEMO` again."""
+    runs = {}
+
+    def run(lab, lang):
+        if (lab.short, lang) not in runs:
+            where = tmp_path_factory.mktemp(f"stubs-{lab.short}-{lang}")
+            work = notebooks.student_copy(lab, where, lab.assignment_dir)  # the stubs, as handed out
+            nb = nbformat.read(nb_path(lab, lang, work), as_version=4)
+            ours = len(nb.cells)
+            if (lab.short, lang) == LATEST_CODE:
+                save = f"import shutil\nshutil.copy({str(lab.solution_dir / 'flops.py')!r}, {str(work / 'flops.py')!r})"
+                nb.cells += [nbformat.v4.new_code_cell(c) for c in (DEMO, save, DEMO)]
+            with pytest.MonkeyPatch.context() as mp:
+                mp.delenv(i18n.ENV, raising=False)  # as on Colab: the first cell says the notebook's language
+                NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", allow_errors=True,
+                               resources={"metadata": {"path": str(work)}}).execute()
+            demo = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells[ours:]]
+            del nb.cells[ours:]
+            runs[lab.short, lang] = nb, demo
+        return runs[lab.short, lang]
+
+    return run
+
+
 @pytest.mark.parametrize(("lab", "lang"), LAB_LANGS, ids=lambda x: getattr(x, "short", x))
-def test_run_all_reaches_the_end_on_the_untouched_stubs(lab, lang, tmp_path, monkeypatch):
+def test_run_all_reaches_the_end_on_the_untouched_stubs(lab, lang, stub_run):
     """"Run all" on a fresh notebook: every cell that calls a function not written yet says which
     one and goes on (``grading/unwritten.py``), so no cell stops the run, and every ``grader.check``
     cell still shows its verdict."""
-    monkeypatch.delenv(i18n.ENV, raising=False)
-    work = notebooks.student_copy(lab, tmp_path, lab.assignment_dir)  # the stubs, as handed out
-    nb = nbformat.read(nb_path(lab, lang, work), as_version=4)
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(work)}})
-    client.execute()
+    nb, _demo = stub_run(lab, lang)
     errors = [(i, o.get("ename"), o.get("evalue", "")[:120]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.outputs if o.get("output_type") == "error"]
     assert not errors, f"{nb_path(lab, lang).name} stops on the stubs at cell(s) {errors}"
@@ -149,24 +176,11 @@ def test_plots_are_drawn_in_each_language(lab):
     assert not same, f"plot(s) {same} of {lab.name} are identical in English and Vietnamese"
 
 
-def test_a_cell_runs_the_students_latest_code(tmp_path):
+def test_a_cell_runs_the_students_latest_code(stub_run):
     """The setup cell turns IPython's autoreload on: after a student saves a module, the next
-    run of a cell calls the new code, with no kernel restart (lab 1's stub, then its reference)."""
-    lab = labs.get("lab1")
-    work = notebooks.student_copy(lab, tmp_path, lab.assignment_dir)  # the stubs
-    setup = next(c for c in notebooks.code_cells(nbformat.read(nb_path(lab, "en", work), as_version=4))
-                 if "notebook.checker()" in c)
-    demo = ("import flops\ntry:\n    print('GOT', flops.matmul_flops(m=2, k=3, n=4))\n"
-            "except NotImplementedError:\n    print('GOT the stub')")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(setup), nbformat.v4.new_code_cell(demo)])
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(work)}})
-
-    def run(index: int) -> str:
-        cell = client.execute_cell(nb.cells[index], index)
-        return "".join(o.get("text", "") for o in cell.outputs)
-
-    with client.setup_kernel():
-        run(0)
-        assert "GOT the stub" in run(1)
-        shutil.copy(lab.solution_dir / "flops.py", work / "flops.py")  # the student implements it and saves
-        assert "GOT 48" in run(1), "the edited module was not reloaded"  # 2 m k n FLOPs
+    run of a cell calls the new code, with no kernel restart (lab 1's stub, then its reference,
+    in the kernel of lab 1's run on the stubs)."""
+    lab = labs.get(LATEST_CODE[0])
+    _nb, (stub, _save, saved) = stub_run(lab, LATEST_CODE[1])
+    assert "GOT the stub" in stub
+    assert "GOT 48" in saved, "the edited module was not reloaded"  # 2 m k n FLOPs

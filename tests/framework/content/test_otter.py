@@ -36,11 +36,25 @@ def run_otter_test(lab, question: str):
     return test
 
 
+@pytest.fixture(scope="module")
+def once():
+    """``once(fn, lab)``: ``fn(lab)``, computed once in this module for the tests that read it
+    (``otter.test_files`` and ``otter.otter_points`` each collect the lab's public tests)."""
+    done = {}
+
+    def once(fn, lab):
+        if (fn, lab.name) not in done:
+            done[fn, lab.name] = fn(lab)
+        return done[fn, lab.name]
+
+    return once
+
+
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
-def test_committed_otter_tests_match_generation(lab):
+def test_committed_otter_tests_match_generation(lab, once):
     folder = lab.assignment_dir / otter.TESTS_DIR
     committed = {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.py")}
-    assert committed == otter.test_files(lab), f"run `autograder otter-tests {lab.short}` and commit the result"
+    assert committed == once(otter.test_files, lab), f"run `autograder otter-tests {lab.short}` and commit the result"
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
@@ -163,13 +177,13 @@ def otter_version() -> str:
     return __version__
 
 
-def test_torch_index_goes_into_the_requirements(tmp_path, monkeypatch, capsys):
+def test_torch_index_goes_into_the_requirements(tmp_path, monkeypatch, capsys, once):
     from autograder.cli import main
 
     url = "https://torch-cpu.example.invalid/whl"
     monkeypatch.setenv("TORCH_INDEX_URL", url)  # as for the Gradescope zip's setup.sh
     assert main(["otter", OTTER_LAB, "--out", str(tmp_path / "a.zip")]) == 0
-    points = sum(otter.otter_points(labs.get(OTTER_LAB)).values())  # every question's lab.toml points
+    points = sum(once(otter.otter_points, labs.get(OTTER_LAB)).values())  # every question's lab.toml points
     assert f"{points:g} otter point(s)" in capsys.readouterr().out
     with zipfile.ZipFile(tmp_path / "a.zip") as z:
         assert z.read(otter.REQUIREMENTS).decode().splitlines()[0] == f"--extra-index-url {url}"
@@ -177,11 +191,11 @@ def test_torch_index_goes_into_the_requirements(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda l: l.short)
-def test_otter_points_are_the_lab_points_of_the_tested_questions(lab):
+def test_otter_points_are_the_lab_points_of_the_tested_questions(lab, once):
     """A question marked by hand (lab 1's rent_or_buy_memo) has no otter test; every other
     question of the real labs has public tests, so it is worth its lab.toml points."""
-    assert otter.otter_points(lab) == {q.id: q.points for q in lab.manifest.tested}
-    assert set(otter.test_files(lab)) == {f"{q.id}.py" for q in lab.manifest.tested}
+    assert once(otter.otter_points, lab) == {q.id: q.points for q in lab.manifest.tested}
+    assert set(once(otter.test_files, lab)) == {f"{q.id}.py" for q in lab.manifest.tested}
 
 
 def test_otter_points_of_a_question_without_public_tests_or_marked_by_hand(toy_root):

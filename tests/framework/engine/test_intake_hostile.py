@@ -119,25 +119,46 @@ def test_hostile_uploads_cost_only_their_own_grade(written_lab, tmp_path, capsys
     assert f"graded 0, unchanged {len(expected)}" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("where", ["stage", "extract"])
-def test_an_exception_before_grading_is_that_entrys_row(written_lab, tmp_path, monkeypatch, where):
-    subs, out = tmp_path / "subs", tmp_path / "out"
-    for name in (b"boom", b"control"):
+@pytest.fixture(scope="module")
+def failed_before_grading(tmp_path_factory):
+    """One batch for both phases: ``boom_stage`` fails in staging, ``boom_extract`` in reading its
+    notebook, ``control`` in neither (each test reads its own entry's row)."""
+    import shutil
+
+    base = tmp_path_factory.mktemp("before-grading")
+    root = base / "toyroot"  # as written_lab, for the module
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "toyroot", root)
+    lab_dir = root / "assignments" / "labx_toy"
+    (lab_dir / "lab.toml").write_text((lab_dir / "lab.toml").read_text().replace("[[variants]]", WRITTEN + "\n[[variants]]", 1))
+    (lab_dir / "labx_toy.ipynb").write_text(json.dumps(_notebook("*Your answer here.*")))
+    subs, out = base / "subs", base / "out"
+    for name in (b"boom_stage", b"boom_extract", b"control"):
         _entry(subs, name, notebook=json.dumps(_notebook("x")).encode())
-    real = {"stage": staging.stage, "extract": manual.extract}[where]
 
-    def flaky(*args, **kwargs):
-        if "boom" in repr(args):
-            raise {"stage": RecursionError, "extract": MemoryError}[where]("deep inside")
-        return real(*args, **kwargs)
+    def flaky(where, real, error):
+        def fail(*args, **kwargs):
+            if f"boom_{where}" in repr(args):
+                raise error("deep inside")
+            return real(*args, **kwargs)
+        return fail
 
-    monkeypatch.setattr({"stage": bulk.staging, "extract": bulk.manual}[where], where, flaky)
-    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1"]) == 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IRONLAW_ROOT", str(root))
+        mp.setenv("IRONLAW_LANG", "en")  # as english_unless_asked, which a module's fixture runs before
+        mp.setattr(bulk.staging, "stage", flaky("stage", staging.stage, RecursionError))
+        mp.setattr(bulk.manual, "extract", flaky("extract", manual.extract, MemoryError))
+        assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("where", ["stage", "extract"])
+def test_an_exception_before_grading_is_that_entrys_row(failed_before_grading, where):
+    out, boom = failed_before_grading, f"boom_{where}"
     rows = _rows(out)
-    assert rows["control"]["score"] == "5" and rows["boom"]["score"] == "0"
-    assert "the grader failed on this submission" in rows["boom"]["problems"]
-    assert (out / "feedback" / "boom.md").exists() and (out / "summary.md").exists()
-    assert not json.loads((out / "raw" / "boom.json").read_text())["sha256"], "retried by the next run"
+    assert rows["control"]["score"] == "5" and rows[boom]["score"] == "0"
+    assert "the grader failed on this submission" in rows[boom]["problems"]
+    assert (out / "feedback" / f"{boom}.md").exists() and (out / "summary.md").exists()
+    assert not json.loads((out / "raw" / f"{boom}.json").read_text())["sha256"], "retried by the next run"
 
 
 def test_text_is_encoded_in_one_place_and_never_fails(tmp_path, toy_lab):

@@ -169,3 +169,44 @@ def test_an_import_that_never_ends_is_cut_off_on_a_busy_core(pinned_backend, tmp
     with pytest.raises(errors.StudentCodeError, match=r"^importing your files timed out after 1 s$") as info:
         b.call("spin", (), {"cpu_s": 0.1})
     assert info.value.kind == errors.TIMEOUT
+
+
+
+@needs_root
+def test_a_workers_group_counts_the_cpu_of_children_it_never_waits_for():
+    """The worker's cgroup counts its whole tree's CPU, which its own threads' (``cpu_ticks``) miss
+    for a child it never waits for: a fork bomb's, whose children crowd its main thread off the
+    cores (the hostile batch's fork_bomb took 18 s to reach a 3 s limit before the clock counted it)."""
+    from autograder.sandbox import cgroups
+
+    parent = subprocess.Popen([sys.executable, "-c", "import os, sys, time\nsys.stdin.readline()\n"
+                               "if os.fork() == 0:\n    while True: pass\ntime.sleep(600)"],
+                              stdin=subprocess.PIPE, start_new_session=True)
+    group = cgroups.for_worker(parent.pid, 64, 2**30)
+    try:
+        if group.cpu is None:
+            pytest.skip("no cgroup counts CPU here: the clock falls back to the worker's own threads")
+        own0, tree0 = clock.cpu_ticks(parent.pid), group.cpu_seconds()
+        parent.stdin.write(b"go\n")
+        parent.stdin.flush()  # it forks a busy child and sleeps
+        for _ in range(6000):  # a hang guard, not a time limit: the child's CPU ends the wait
+            if group.cpu_seconds() - tree0 >= 0.5:
+                break
+            time.sleep(0.01)
+        assert group.cpu_seconds() - tree0 >= 0.5, "the group never counted the child's CPU"
+        assert (clock.cpu_ticks(parent.pid) - own0) / clock.HZ < 0.25, "the parent itself only slept"
+    finally:
+        group.kill()
+        parent.kill()
+        parent.wait()
+        group.remove()
+
+
+def test_the_clock_runs_at_the_trees_cpu_when_that_is_more():
+    """A worker whose own clock hardly moves (here: it sleeps, and no time passes) has used what
+    its tree's CPU says."""
+    tree = [10.0]
+    c = clock.WorkerClock(os.getpid(), 3.0, tree_cpu=lambda: tree[0])
+    assert c() > 0
+    tree[0] += 3.5  # its children spent 3.5 s of CPU
+    assert c.used() >= 3.5 and c() <= 0

@@ -132,12 +132,13 @@ def test_the_suite_spreads_over_xdist_however_pytest_is_started(how):
     """``autograder_suite_workers`` applies whichever plugin pytest loaded first. From the
     project's root, ``python -m pytest`` finds this project's own metadata first (the current
     folder leads sys.path), so it loads this plugin before xdist; the ``pytest`` script loads
-    it after. Run on one small test file of the suite."""
+    it after. Run on one small test file of the suite that imports no torch (each xdist worker collects it:
+    with test_wire.py each imported torch, most of these runs' time)."""
     import subprocess
 
     cmd = [sys.executable, "-m", "pytest"] if how == "python -m pytest" else [
         str(Path(sys.executable).with_name("pytest"))]
-    args = ["-p", "no:cacheprovider", "-o", "autograder_suite_workers=2", "tests/framework/engine/test_wire.py"]
+    args = ["-p", "no:cacheprovider", "-o", "autograder_suite_workers=2", "tests/framework/engine/test_chapter.py"]
     out = subprocess.run([*cmd, *args], cwd=REPO, capture_output=True, text=True, timeout=600).stdout
     assert "2 workers" in out and " passed" in out and "failed" not in out, out[-2000:]
     if how == "pytest":  # -n 0 is the command line's: whichever plugin came first, once is enough

@@ -142,13 +142,22 @@ def test_details_shared_with_an_earlier_test_become_a_pointer():
 
 
 # -- end to end, in the sandbox -------------------------------------------------------------------
-@pytest.fixture
-def graded(toy_root, tmp_path):
-    subs = tmp_path / "subs"
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """One sandboxed batch of both submissions, read by the tests below (each its own submission's files)."""
+    import shutil
+
+    base = tmp_path_factory.mktemp("tracebacks")
+    root = base / "toyroot"  # a private copy of the toy project, as the toy_root fixture's (for the module)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "toyroot", root)
+    subs = base / "subs"
     _write(subs / "syntax", PAD + "def broken(:\n")
     _write(subs / "raises", HELPER)
-    out = tmp_path / "out"
-    assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1"]) == 0
+    out = base / "out"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IRONLAW_ROOT", str(root))
+        mp.setenv("IRONLAW_LANG", "en")  # as english_unless_asked, which a module's fixture runs before
+        assert main(["grade", "labx", str(subs), "--out", str(out), "--jobs", "1"]) == 0
     return out
 
 
