@@ -16,7 +16,8 @@ import click
 from autograder.core import i18n, labs
 
 jobs_option = click.option("--jobs", type=click.IntRange(min=1), default=None,
-                           help="parallel graders (default: number of cores, times the lab's graders_per_core)")
+                           help="parallel graders (default: number of cores, times the lab's graders_per_core, "
+                                "at most one per 4 submissions)")
 
 
 def default_jobs(targets: Iterable[labs.Lab] = ()) -> int:

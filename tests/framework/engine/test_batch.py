@@ -198,3 +198,14 @@ def test_one_serialisation_of_a_result(toy_lab, tmp_path):
     assert (tmp_path / "results" / "x.json").read_text() == \
         json.dumps(results.gradescope_json(res, toy_lab.manifest), indent=1)
     assert gradebook.load_raw(tmp_path) == [res]
+
+
+def test_a_batch_left_to_choose_starts_a_grader_only_where_it_pays():
+    """Without --jobs, one grader per ``pool.SHARE`` submissions at most (a grader's start costs as
+    much as several submissions); --jobs is what it says, never more graders than submissions."""
+    from autograder.grading.pool import SHARE, graders
+
+    assert SHARE == 4
+    assert [graders(2, n, SHARE) for n in (1, 3, 4, 5, 8, 24)] == [1, 1, 1, 2, 2, 2]
+    assert graders(4, 24, SHARE) == 4 and graders(4, 9, SHARE) == 3
+    assert [graders(2, n) for n in (1, 2, 3)] == [1, 2, 2]  # an explicit --jobs 2
