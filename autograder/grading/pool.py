@@ -27,6 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 MAX_TASKS = 40
+MEMORY_ENV = "IRONLAW_GRADER_MEMORY_MB"
 # A grader's start (pytest, torch, the lab's tests: 3-5 s of CPU for a real lab) costs about as much as
 # grading 4 to 8 submissions in a warm one (docs/performance.md): a batch left to choose starts one
 # grader per SHARE submissions at most, so a batch of 3 pays for one start, not two.
@@ -36,7 +37,6 @@ SHARE = 4
 def graders(jobs: int, submissions: int, share: int = 1) -> int:
     """Graders for ``submissions``: ``jobs`` at most, and at most one per ``share`` of them."""
     return max(1, min(jobs, -(-submissions // share)))
-MEMORY_ENV = "IRONLAW_GRADER_MEMORY_MB"
 
 
 def memory_limit(mb: str | int | None = None) -> None:

@@ -126,7 +126,7 @@ class WorkerGroup:
         self.pids, self.memory, self.nproc = pids, memory, nproc
         # where the tree's CPU time is counted: v1's cpuacct group, else (v2) any of the groups
         self.cpu = cpu or next((p for p in (pids, memory) if p and (p / "cpu.stat").is_file()), None)
-        self._events: int | None = None  # the memory group's kill counter, opened once: read after every call
+        self._files: dict[str, int] = {}  # counters' descriptors, opened once (_pread)
 
     def freeze(self) -> None:
         """No new thread or process from now on."""
@@ -138,52 +138,49 @@ class WorkerGroup:
             _write(self.pids / "pids.max", str(self.nproc))
 
     def cpu_seconds(self) -> float | None:
-        """CPU seconds used so far by every process the tree ever held (None: not counted here)."""
-        if self.cpu is None:
+        """CPU seconds used so far by every process the tree ever held (None: not counted here).
+        Read at every call's deadline, like :meth:`oom_kills`."""
+        text = self._pread("cpu", self.cpu, ("cpuacct.usage", "cpu.stat"))  # v1 (nanoseconds), v2
+        if text is None:
             return None
-        try:
-            if (self.cpu / "cpuacct.usage").is_file():  # v1: nanoseconds
-                return int((self.cpu / "cpuacct.usage").read_text()) / 1e9
-            for line in (self.cpu / "cpu.stat").read_text().splitlines():
-                key, _sep, value = line.partition(" ")
-                if key == "usage_usec":
-                    return int(value) / 1e6
-        except (OSError, ValueError):
-            pass
-        return None
+        if text.strip().isdigit():
+            return int(text) / 1e9
+        usec = _counters(text).get("usage_usec")
+        return None if usec is None else usec / 1e6
 
     def oom_kills(self) -> int:
         """How many processes of the tree the memory limit has killed so far.  Read after
-        every call (hundreds a submission): the file is opened once and read with pread."""
-        if not self.memory:
-            return 0
-        if self._events is None:
-            for name in ("memory.events", "memory.oom_control"):  # v2, v1
+        every call (hundreds a submission)."""
+        text = self._pread("events", self.memory, ("memory.events", "memory.oom_control"))  # v2, v1
+        return 0 if text is None else _counters(text).get("oom_kill", 0)
+
+    def _pread(self, slot: str, folder: Path | None, names: tuple[str, ...]) -> str | None:
+        """The first of ``names`` in ``folder`` that opens, read with pread from a descriptor
+        opened once (kept in ``slot``): these counters are read hundreds of times a submission."""
+        if folder is None:
+            return None
+        if slot not in self._files:
+            for name in names:
                 with contextlib.suppress(OSError):
-                    self._events = os.open(self.memory / name, os.O_RDONLY | os.O_CLOEXEC)
+                    self._files[slot] = os.open(folder / name, os.O_RDONLY | os.O_CLOEXEC)
                     break
             else:
-                return 0
+                return None
         try:
-            text = os.pread(self._events, 4096, 0).decode("ascii", "replace")
+            return os.pread(self._files[slot], 4096, 0).decode("ascii", "replace")
         except OSError:
-            return 0
-        for line in text.splitlines():
-            key, _sep, value = line.partition(" ")
-            if key == "oom_kill":
-                return int(value)
-        return 0
+            return None
 
-    def _close_events(self) -> None:
-        if self._events is not None:
+    def _close_files(self) -> None:
+        for fd in self._files.values():
             with contextlib.suppress(OSError):
-                os.close(self._events)
-            self._events = None
+                os.close(fd)
+        self._files.clear()
 
     def kill(self) -> None:
         """SIGKILL every process in the groups: the tree, orphans included (without a PID
         namespace a worker's children outlive it)."""
-        for path in (self.memory, self.pids, self.cpu):
+        for path in dict.fromkeys((self.memory, self.pids, self.cpu)):  # in v2, cpu is one of the others
             if path is None:
                 continue
             if (path / "cgroup.kill").exists():  # v2: the kernel kills them all, forks in flight too
@@ -203,11 +200,21 @@ class WorkerGroup:
     def remove(self, wait_s: float = 1.0) -> None:
         """Remove the groups once their processes are gone (a killed process takes a moment
         to free its memory); one still busy after ``wait_s`` is left to the next sweep."""
-        self._close_events()  # an open file of the group keeps it from being removed
+        self._close_files()  # an open file of the group keeps it from being removed
         deadline = time.monotonic() + wait_s
-        for path in (self.pids, self.memory, self.cpu):
+        for path in dict.fromkeys((self.pids, self.memory, self.cpu)):
             while path is not None and not _rmdir(path) and time.monotonic() < deadline:
                 time.sleep(0.01)
+
+
+def _counters(text: str) -> dict[str, int]:
+    """The ``key value`` lines of a cgroup file (``memory.events``, ``cpu.stat``)."""
+    found = {}
+    for line in text.splitlines():
+        key, _sep, value = line.partition(" ")
+        if value.strip().isdigit():
+            found[key] = int(value)
+    return found
 
 
 def for_worker(pid: int, nproc: int, memory_bytes: int) -> WorkerGroup:
