@@ -11,9 +11,10 @@ there the count is 0 and the wording says "the hidden tests".
 
 A run in which no public test ran (pytest refused its options, found no test,
 stopped early) is an error, :class:`TestsDidNotRun`, never a pass: ``check``
-and ``submit`` exit non-zero on it.  Where this engine is not installed (a
-student bundle on Colab, used from its folder), pytest does not load the
-engine's plugin from an entry point, so every run names it (:func:`plugin_args`).
+and ``submit`` exit non-zero on it.  Every run names the engine's plugin and
+loads no other (``pytest_here.run_pytest_here``): where this engine is not
+installed (a student bundle on Colab, used from its folder) it has no entry
+point to be found by.
 """
 
 from __future__ import annotations
@@ -35,22 +36,12 @@ DID_NOT_RUN = N_("The public tests of {lab} did not run ({why}): nothing was che
                  "message to your course staff.")
 ONLY_PUBLIC = N_("{root} holds only the public tests of {lab} (a student bundle): it cannot grade. Grade in the "
                  "course repository, which holds the hidden tests and the reference.")
-PLUGIN = "autograder.labkit.plugin"
 
 
 class TestsDidNotRun(RuntimeError):
     """No public test ran: the message says why, in the current language."""
 
     __test__ = False  # a name pytest would otherwise collect as a test class
-
-
-def plugin_args() -> list[str]:
-    """``-p autograder.labkit.plugin`` when this engine is only on sys.path, not installed
-    (then pytest does not load the plugin from its entry point; naming it twice is an error)."""
-    from importlib.metadata import entry_points
-
-    installed = any(ep.value == PLUGIN for ep in entry_points(group="pytest11"))
-    return [] if installed else ["-p", PLUGIN]
 
 
 def _ran(lab: labs.Lab, tests: list[TestResult], status: int | None, detail: str = "") -> list[TestResult]:
@@ -107,7 +98,7 @@ def _here_args(lab: labs.Lab) -> list[str]:
     """pytest's options for a student's run in this process.  No terminal reporter: the table is the
     report (pytest's progress line would precede it); without it, addopts' reporting flags (-ra) are
     unknown, so the ones that matter are given here."""
-    return [*plugin_args(), *pytest_here.LEAN, "-p", "no:terminal", "-o", "addopts=", "--strict-markers",
+    return [*pytest_here.LEAN, "-p", "no:terminal", "-o", "addopts=", "--strict-markers",
             "--import-mode=importlib", "--rootdir", str(lab.root)]
 
 

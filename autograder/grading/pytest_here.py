@@ -22,14 +22,34 @@ LAB_FOLDERS = ("assignments", "solutions", "tests")
 # folder, and no unraisableexception plugin, whose gc.collect() at the end of each run costs 0.1-0.6 s
 # once torch is imported (more in a notebook's kernel), for warnings about objects no grade reads.
 LEAN = ("-p", "no:cacheprovider", "-p", "no:unraisableexception")
+PLUGIN = "autograder.labkit.plugin"
+# ... and no plugin but the engine's own (plugins()), named, never found: pytest's search of the
+# installed distributions' entry points reads the metadata of every one (0.2 s of a 0.5 s check in
+# this project's venv, more in Colab's hundreds of packages), and a plugin that a student's Python
+# happens to have (xdist, ...) has no business in a run that grades.  Set in the environment: where
+# pytest runs in a process of its own (a fresh grader), runner.GRADER_ENV sets it.
+NO_AUTOLOAD = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
-def run_pytest_here(args: list[str], root: Path, plugins: list | None = None) -> int:
+def plugins() -> list[str]:
+    """``-p`` for the engine's plugin and pytest-timeout (which enforces its ``timeout`` marks:
+    a lab's ``test_timeout_s``) where it is installed, as its entry point would have loaded it."""
+    import importlib.util
+
+    return ["-p", PLUGIN, *(["-p", "pytest_timeout"] if importlib.util.find_spec("pytest_timeout") else [])]
+
+
+def run_pytest_here(args: list[str], root: Path, objects: list | None = None) -> int:
+    """pytest on ``args`` with the engine's plugins (:func:`plugins`; naming one again in ``args``
+    changes nothing) and ``objects`` as plugins, in this process."""
     import pytest  # here: the grading command's own process reads LEAN without importing pytest
+
+    from autograder.core.files import scoped_environ
 
     before = set(sys.modules)
     try:
-        return int(pytest.main(args, plugins=plugins or []))
+        with scoped_environ(**NO_AUTOLOAD):
+            return int(pytest.main([*plugins(), *args], plugins=objects or []))
     finally:
         forget_modules(root, before)
 

@@ -1,8 +1,9 @@
-"""Each lab notebook, in each language, runs headless against the reference,
-without stored outputs, and every one of its ``grader.check`` cells
-(otter) passes there (how long it takes, against the chapter's minute, is
-measured by ``benchmarks/notebooks.py``: no wall clock decides a test); on
-the untouched stubs it runs to the end.  Both languages are built from one source and share
+"""Each lab notebook, in each language, runs headless on the untouched stubs
+to the end, then on the reference to the end, and every one of its
+``grader.check`` cells (otter) passes there; a lab's four runs share one
+kernel, emptied between runs (``RESET``) (how long a first run takes, against the
+chapter's minute, is measured by ``benchmarks/notebooks.py``: no wall clock
+decides a test).  Both languages are built from one source and share
 every code cell; what those cells print and plot follows the language
 (``autograder.grading.notebook_text``): Vietnamese numbers in the Vietnamese
 notebook's output, and plots that differ from the English ones."""
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import NamedTuple
 
 import nbformat
 import pytest
@@ -91,19 +93,97 @@ def test_notebooks_built_from_their_source(lab):
     assert not untranslated, f"text cells left in English in the Vietnamese notebook: {untranslated}"
 
 
+class Runs(NamedTuple):
+    stubs: nbformat.NotebookNode  # "Run all" on the untouched stubs (errors allowed)
+    demo: list[str]  # what the DEMO cells printed (LATEST_CODE only)
+    reference: nbformat.NotebookNode  # "Run all" with the reference filled in
+
+
+# Between two runs in one kernel: the lab's folder becomes a fresh copy of ``source`` (the stubs or
+# the reference; written now, so autoreload sees the modules change), the language the last run's
+# first cell set is dropped, and the namespace is emptied.  Each run then starts as a student's
+# "Restart and run all" would, on a folder as handed out, but with the imports already loaded
+# (torch, torch._dynamo, otter, matplotlib: about 7 s of CPU a kernel, issue 36) and nothing of the
+# runs before it (predictions.json, the language, variables).
+RESET = """import os, shutil
+for name in os.listdir("."):
+    shutil.rmtree(name) if os.path.isdir(name) and not os.path.islink(name) else os.remove(name)
+shutil.copytree({source!r}, ".", dirs_exist_ok=True, copy_function=shutil.copy)
+os.environ.pop({env!r}, None)
+get_ipython().run_line_magic("reset", "-f")"""
+
+
+@pytest.fixture(scope="module")
+def notebook_runs(tmp_path_factory, request):
+    """``notebook_runs(lab, lang)``: :class:`Runs`, made for the whole lab at once, in one kernel:
+    for each language the notebook on the untouched stubs, then on the reference, each after
+    :data:`RESET`.  After the stubs of :data:`LATEST_CODE` three cells run (``demo``: what each
+    printed): :data:`DEMO`, the reference's flops.py saved over the stub (the student implements
+    it), :data:`DEMO` again.  The reference run of :data:`HANDED_IN` is the one ``hand_in`` made
+    from the bundle in the student's venv: it is read, not repeated."""
+    runs = {}
+
+    def run_lab(lab):
+        where = tmp_path_factory.mktemp(f"nb-{lab.short}")
+        source = {"stubs": notebooks.student_copy(lab, where / "stubs", lab.assignment_dir),  # as handed out
+                  "reference": notebooks.student_copy(lab, where / "reference", lab.solution_dir)}
+        work = notebooks.student_copy(lab, where / "work", lab.assignment_dir)
+        cells, parts, demo_at = [], {}, None
+        for lang in notebooks.LANGS:
+            for which in ("stubs", "reference"):
+                if (lab.short, lang) == HANDED_IN and which == "reference":
+                    continue
+                if cells:
+                    cells.append(nbformat.v4.new_code_cell(RESET.format(source=str(source[which]), env=i18n.ENV)))
+                first = len(cells)
+                cells += nbformat.read(nb_path(lab, lang, source["stubs"]), as_version=4).cells  # unrun
+                parts[lang, which] = (first, len(cells))
+                if which == "stubs" and (lab.short, lang) == LATEST_CODE:
+                    save = f"import shutil\nshutil.copy({str(source['reference'] / 'flops.py')!r}, {str(work / 'flops.py')!r})"
+                    demo_at = len(cells)
+                    cells += [nbformat.v4.new_code_cell(c) for c in (DEMO, save, DEMO)]
+        nb = nbformat.read(nb_path(lab, notebooks.LANGS[0], source["stubs"]), as_version=4)
+        nb.cells = cells
+        with pytest.MonkeyPatch.context() as mp:
+            mp.delenv(i18n.ENV, raising=False)  # as on Colab: the first cell says the notebook's language
+            NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", allow_errors=True,
+                           resources={"metadata": {"path": str(work)}}).execute()
+
+        def part(lang, which):
+            out = nbformat.from_dict(nb)
+            first, last = parts[lang, which]
+            out.cells = nb.cells[first:last]
+            return out
+
+        for lang in notebooks.LANGS:
+            demo = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells[demo_at:demo_at + 3]] \
+                if (lab.short, lang) == LATEST_CODE else []
+            if (lab.short, lang) == HANDED_IN:
+                reference = {f: (lab.solution_dir / f).read_text() for f in lab.manifest.student_files}
+                handed_in = request.getfixturevalue("hand_in")(lab.short, reference, "all")
+                second = nbformat.read(nb_path(lab, lang, handed_in.parent), as_version=4)
+            else:
+                second = part(lang, "reference")
+            runs[lab.short, lang] = Runs(part(lang, "stubs"), demo, second)
+
+    def run(lab, lang):
+        if (lab.short, lang) not in runs:
+            run_lab(lab)
+        return runs[lab.short, lang]
+
+    return run
+
+
+def errors_in(nb) -> list[tuple[int, str, str]]:
+    return [(i, o.get("ename"), o.get("evalue", "")[:120]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+            for o in c.outputs if o.get("output_type") == "error"]
+
+
 @pytest.mark.parametrize(("lab", "lang"), LAB_LANGS, ids=lambda x: getattr(x, "short", x))
-def test_notebook_runs_headless(lab, lang, tmp_path, monkeypatch, passed_check, request):
-    monkeypatch.delenv(i18n.ENV)  # no setting (as on Colab): the first cell says the notebook's language
-    if (lab.short, lang) == HANDED_IN:  # that run, from the bundle in the student's venv, is read, not repeated
-        reference = {f: (lab.solution_dir / f).read_text() for f in lab.manifest.student_files}
-        handed_in = request.getfixturevalue("hand_in")(lab.short, reference, "all")
-        nb = nbformat.read(nb_path(lab, lang, handed_in.parent), as_version=4)
-    else:
-        work = notebooks.student_copy(lab, tmp_path, lab.solution_dir)
-        nb = nbformat.read(nb_path(lab, lang, work), as_version=4)
-        client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
-                                resources={"metadata": {"path": str(work)}})
-        client.execute()
+def test_notebook_runs_headless(lab, lang, passed_check, notebook_runs):
+    nb = notebook_runs(lab, lang).reference
+    errors = errors_in(nb)
+    assert not errors, f"{nb_path(lab, lang).name} stops on the reference at cell(s) {errors}"
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     images = [hashlib.sha1(o["data"]["image/png"].encode()).hexdigest() for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 2, "each notebook draws its plots"
@@ -122,43 +202,13 @@ def test_notebook_runs_headless(lab, lang, tmp_path, monkeypatch, passed_check, 
         assert {"en": "31,784 kWh", "vi": "31.784 kWh"}[lang] in printed
 
 
-@pytest.fixture(scope="module")
-def stub_run(tmp_path_factory):
-    """``stub_run(lab, lang)``: ``(nb, demo)``, the notebook after "Run all" headless on the untouched
-    stubs (errors allowed), run once per module; for :data:`LATEST_CODE` three cells run after the
-    notebook's in the same kernel (``demo``: what each printed): :data:`DEMO`, the reference's
-    flops.py saved over the stub (the student implements it), :data:`DEMO` again."""
-    runs = {}
-
-    def run(lab, lang):
-        if (lab.short, lang) not in runs:
-            where = tmp_path_factory.mktemp(f"stubs-{lab.short}-{lang}")
-            work = notebooks.student_copy(lab, where, lab.assignment_dir)  # the stubs, as handed out
-            nb = nbformat.read(nb_path(lab, lang, work), as_version=4)
-            ours = len(nb.cells)
-            if (lab.short, lang) == LATEST_CODE:
-                save = f"import shutil\nshutil.copy({str(lab.solution_dir / 'flops.py')!r}, {str(work / 'flops.py')!r})"
-                nb.cells += [nbformat.v4.new_code_cell(c) for c in (DEMO, save, DEMO)]
-            with pytest.MonkeyPatch.context() as mp:
-                mp.delenv(i18n.ENV, raising=False)  # as on Colab: the first cell says the notebook's language
-                NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", allow_errors=True,
-                               resources={"metadata": {"path": str(work)}}).execute()
-            demo = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells[ours:]]
-            del nb.cells[ours:]
-            runs[lab.short, lang] = nb, demo
-        return runs[lab.short, lang]
-
-    return run
-
-
 @pytest.mark.parametrize(("lab", "lang"), LAB_LANGS, ids=lambda x: getattr(x, "short", x))
-def test_run_all_reaches_the_end_on_the_untouched_stubs(lab, lang, stub_run):
+def test_run_all_reaches_the_end_on_the_untouched_stubs(lab, lang, notebook_runs):
     """"Run all" on a fresh notebook: every cell that calls a function not written yet says which
     one and goes on (``grading/unwritten.py``), so no cell stops the run, and every ``grader.check``
     cell still shows its verdict."""
-    nb, _demo = stub_run(lab, lang)
-    errors = [(i, o.get("ename"), o.get("evalue", "")[:120]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
-              for o in c.outputs if o.get("output_type") == "error"]
+    nb = notebook_runs(lab, lang).stubs
+    errors = errors_in(nb)
     assert not errors, f"{nb_path(lab, lang).name} stops on the stubs at cell(s) {errors}"
     silent = [q for q, text in check_cells(nb).items() if not text.strip()]
     assert not silent, f"grader.check cells with no verdict on the stubs: {silent}"
@@ -176,11 +226,11 @@ def test_plots_are_drawn_in_each_language(lab):
     assert not same, f"plot(s) {same} of {lab.name} are identical in English and Vietnamese"
 
 
-def test_a_cell_runs_the_students_latest_code(stub_run):
+def test_a_cell_runs_the_students_latest_code(notebook_runs):
     """The setup cell turns IPython's autoreload on: after a student saves a module, the next
     run of a cell calls the new code, with no kernel restart (lab 1's stub, then its reference,
     in the kernel of lab 1's run on the stubs)."""
     lab = labs.get(LATEST_CODE[0])
-    _nb, (stub, _save, saved) = stub_run(lab, LATEST_CODE[1])
+    stub, _save, saved = notebook_runs(lab, LATEST_CODE[1]).demo
     assert "GOT the stub" in stub
     assert "GOT 48" in saved, "the edited module was not reloaded"  # 2 m k n FLOPs

@@ -170,9 +170,9 @@ def test_check_and_submit_fail_when_no_public_test_runs(toy_root, tmp_path, caps
 
 def test_check_fails_when_pytest_refuses_to_run(toy_root, monkeypatch, capsys):
     """pytest stopped before any test (here: the plugin that knows --submission is not loaded)."""
-    from autograder.grading import local
+    from autograder.grading import pytest_here
 
-    monkeypatch.setattr(local, "plugin_args", lambda: ["-p", "no:autograder"])
+    monkeypatch.setattr(pytest_here, "plugins", lambda: [])
     assert main(["check", "labx", "--path", str(toy_root.joinpath(*REF))]) == 2
     assert "did not run (pytest stopped with exit status 4)" in capsys.readouterr().out
 
@@ -241,3 +241,20 @@ def test_no_warning_off_colab_or_in_drive(content, capsys):
 def test_a_bundle_unzipped_with_its_top_level_folder_is_found(tmp_path):
     lab = _lab(tmp_path / notebook.BUNDLE_DIR / "iron-law-labs-2026")
     assert notebook.find_lab_dir("labx_toy", "mod", cwd=tmp_path, environ={}) == lab.resolve()
+
+
+def test_check_loads_no_plugin_but_the_engines(toy_root, tmp_path, monkeypatch, capsys):
+    """A pytest plugin that the student's Python happens to have (here one installed as any package
+    would be, with an entry point) never joins a run of the engine: ``check`` loads the engine's plugin
+    by name and searches no entry point (``pytest_here.NO_AUTOLOAD``)."""
+    site = tmp_path / "site"
+    (site / "stray-1.0.dist-info").mkdir(parents=True)
+    (site / "stray-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: stray\nVersion: 1.0\n")
+    (site / "stray-1.0.dist-info" / "entry_points.txt").write_text("[pytest11]\nstray = stray_plugin\n")
+    (site / "stray_plugin.py").write_text("def pytest_configure(config):\n    raise SystemExit('stray plugin loaded')\n")
+    monkeypatch.syspath_prepend(str(site))
+    from importlib.metadata import entry_points
+
+    assert "stray" in {ep.name for ep in entry_points(group="pytest11")}, "the stray plugin is not installed"
+    assert main(["check", "labx", "--path", str(toy_root.joinpath(*REF))]) == 0
+    assert "stray_plugin" not in sys.modules
