@@ -415,7 +415,7 @@ def run_question(lab_name: str, question: str, code_dir: Path, root: Path | None
     the files in ``code_dir``.  ``root`` holds ``assignments/`` (default: found from here)."""
     import pytest
 
-    from autograder.grading.pytest_here import LEAN, NO_AUTOLOAD, plugins
+    from autograder.grading import pytest_here
 
     root = Path(root).resolve() if root else labs.find_root()
     lab = labs.get(lab_name, root)
@@ -424,11 +424,11 @@ def run_question(lab_name: str, question: str, code_dir: Path, root: Path | None
     picker = _one_question(question)
     out = io.StringIO()
     # the plugin finds the lab of each test file from IRONLAW_ROOT
-    with files.scoped_environ(**{labs.ROOT_ENV: str(root)}, **NO_AUTOLOAD), contextlib.redirect_stdout(out):
-        code = pytest.main([str(lab.public_tests_dir), "--submission", str(Path(code_dir).resolve()),
-                            *plugins(), *LEAN, "--import-mode=importlib",
-                            "--capture=sys", "-qq", "--no-header", "--tb=no", "-rN",
-                            "--rootdir", str(root)], plugins=[picker])
+    with files.scoped_environ(**{labs.ROOT_ENV: str(root)}), contextlib.redirect_stdout(out):
+        code = pytest_here.main([str(lab.public_tests_dir), "--submission", str(Path(code_dir).resolve()),
+                                 *pytest_here.LEAN, "--import-mode=importlib",
+                                 "--capture=sys", "-qq", "--no-header", "--tb=no", "-rN",
+                                 "--rootdir", str(root)], [picker])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         raise RuntimeError(f"the public tests of {lab.name} could not run (pytest exit {int(code)}):\n"
                            f"{out.getvalue()[-3000:]}")

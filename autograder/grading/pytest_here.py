@@ -39,17 +39,22 @@ def plugins() -> list[str]:
     return ["-p", PLUGIN, *(["-p", "pytest_timeout"] if importlib.util.find_spec("pytest_timeout") else [])]
 
 
-def run_pytest_here(args: list[str], root: Path, objects: list | None = None) -> int:
+def main(args: list[str], objects: list | None = None) -> int:
     """pytest on ``args`` with the engine's plugins (:func:`plugins`; naming one again in ``args``
-    changes nothing) and ``objects`` as plugins, in this process."""
+    changes nothing) and no other, and ``objects`` as plugins, in this process."""
     import pytest  # here: the grading command's own process reads LEAN without importing pytest
 
     from autograder.core.files import scoped_environ
 
+    with scoped_environ(**NO_AUTOLOAD):
+        return int(pytest.main([*plugins(), *args], plugins=objects or []))
+
+
+def run_pytest_here(args: list[str], root: Path, objects: list | None = None) -> int:
+    """:func:`main`, then forget the modules the run imported from ``root``'s lab folders."""
     before = set(sys.modules)
     try:
-        with scoped_environ(**NO_AUTOLOAD):
-            return int(pytest.main([*plugins(), *args], plugins=objects or []))
+        return main(args, objects)
     finally:
         forget_modules(root, before)
 
