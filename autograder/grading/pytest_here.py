@@ -60,15 +60,21 @@ def run_pytest_here(args: list[str], root: Path, objects: list | None = None) ->
 
 
 def forget_modules(root: Path, before: set[str]) -> None:
-    folders = tuple(os.path.join(os.path.realpath(root), f) + os.sep for f in LAB_FOLDERS)
+    """Forget the modules imported since ``before`` from ``root``'s lab folders."""
+    forget(set(sys.modules) - before, [Path(root) / f for f in LAB_FOLDERS])
+
+
+def forget(names, folders: list[Path]) -> None:
+    """Drop from ``sys.modules`` those of ``names`` whose file lies in one of ``folders``."""
+    inside = tuple(os.path.join(os.path.realpath(f), "") for f in folders)
     real: dict[str, str] = {}  # a module's folder, resolved once: a first run imports torch's ~1,300 modules
-    for name in set(sys.modules) - before:
-        path = getattr(sys.modules[name], "__file__", None)
+    for name in names:
+        path = getattr(sys.modules.get(name), "__file__", None)
         if not path:
             continue
         folder = os.path.dirname(os.path.abspath(path))
         if folder not in real:
             real[folder] = os.path.realpath(folder) + os.sep
         where = os.path.realpath(path) if os.path.islink(path) else real[folder]
-        if where.startswith(folders):
+        if where.startswith(inside):
             del sys.modules[name]

@@ -22,7 +22,6 @@ from autograder.core import i18n, results
 from autograder.core.files import TEXT_ERRORS, owned_name
 from autograder.grading.pool import MEMORY_ENV, GraderPool, memory_limit
 from autograder.grading import pytest_here
-from autograder.grading.pytest_here import LEAN
 from autograder.core.i18n import _
 from autograder.core.labs import Lab
 
@@ -42,7 +41,7 @@ def pytest_args(lab: Lab, staged: Path, out_json: Path, *, sandbox: bool, public
     """``seed_salt``: mixed into the hidden tests' seeds (plugin ``--seed-salt``); "" keeps the plain seeds.
     ``batch_cache``: the batch's folder of answers shared by its graders (``labkit/batch_cache.py``)."""
     args = [*map(str, test_paths(lab, public_only)), "--submission", str(staged), "--results-json", str(out_json),
-            *pytest_here.plugins(), *LEAN, "-q", "--no-header", "-rN", "--tb=no", "--rootdir", str(lab.root)]
+            *pytest_here.plugins(), *pytest_here.LEAN, "-q", "--no-header", "-rN", "--tb=no", "--rootdir", str(lab.root)]
     # on the command line, not in the environment: one pooled grader serves many submissions
     return (args + (["--sandbox"] if sandbox else []) + (["--seed-salt", seed_salt] if seed_salt else [])
             + (["--batch-cache", str(batch_cache)] if batch_cache else []))

@@ -67,23 +67,8 @@ def grade(lab: labs.Lab, files: dict[str, str], folder: Path, salt: str, answers
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (folder / name).write_text(text)
-    # the lab's test modules are imported afresh, so they import the assertions as they are now;
-    # each module's folder resolved once (torch alone brings some 1,300 modules), as forget_modules does
-    hidden = str(lab.hidden_tests_dir.resolve()) + os.sep
-    real: dict[str, str] = {}
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if not path:
-            continue
-        if os.path.islink(path):
-            where = os.path.realpath(path)
-        else:
-            folder_of = os.path.dirname(os.path.abspath(path))
-            if folder_of not in real:
-                real[folder_of] = os.path.realpath(folder_of) + os.sep
-            where = real[folder_of]
-        if where.startswith(hidden):
-            del sys.modules[name]
+    # the lab's test modules are imported afresh, so they import the assertions as they are now
+    pytest_here.forget(list(sys.modules), [lab.hidden_tests_dir])
     collector = _Results()
     threads = torch.get_num_threads()
     try:
