@@ -272,7 +272,7 @@ class Merge:
     added: list[tuple[str, str]] = field(default_factory=list)
     changed: list[tuple[str, str, Entry, Entry]] = field(default_factory=list)
     removed: list[tuple[str, str, Entry]] = field(default_factory=list)
-    conflicts: list[tuple[str, str, Entry, Entry]] = field(default_factory=list)
+    conflicts: list[tuple[str, str, Entry, Entry | None]] = field(default_factory=list)  # None: a removal
 
 
 def _key(sub: str, qid: str) -> str:
@@ -301,14 +301,17 @@ def _write_marks(out: Path, marks: dict[tuple[str, str], Entry]) -> None:
 
 
 def merge_marks(out: Path, new: dict[tuple[str, str], Entry], *, remove: frozenset[tuple[str, str]] = frozenset(),
-                prefer: str | None = None, dry_run: bool = False) -> Merge:
+                remover: str | None = None, prefer: str | None = None, dry_run: bool = False) -> Merge:
     """Add ``new`` to the record's marks, row by row, and take ``remove`` away, under the lock.
 
     A mark equal to the recorded one (points and comment) changes nothing.  A mark for a
     (submission, question) the record marks differently is a conflict: with ``prefer="new"``
     it replaces the recorded one, with ``"old"`` the record's stays; without ``prefer``
     nothing at all is written (the caller reports the conflicts).  The same marker
-    changing their own mark is an update, never a conflict.  ``dry_run``: decide, write nothing."""
+    changing their own mark is an update, never a conflict.  ``remover``: who takes ``remove``
+    away (the marking page's marker); a mark another (or no) marker recorded is then a conflict too
+    (its new side ``None``), decided here under the lock, so a mark saved between a page's
+    look and its removal is never lost.  ``dry_run``: decide, write nothing."""
     with locked(out):
         marks = read_marks(out)
         result = Merge()
@@ -328,8 +331,14 @@ def merge_marks(out: Path, new: dict[tuple[str, str], Entry], *, remove: frozens
                     result.changed.append((*key, old, entry))
                     marks[key] = entry
         for key in sorted(remove):
-            if key in marks:
-                result.removed.append((*key, marks.pop(key)))
+            old = marks.get(key)
+            if old is None:
+                continue
+            if remover is not None and old.marker != remover:  # an unnamed marker is another's too
+                result.conflicts.append((*key, old, None))
+                if prefer != "new":
+                    continue
+            result.removed.append((*key, marks.pop(key)))
         if (result.conflicts and prefer is None) or dry_run:
             return result
         _write_marks(out, marks)
@@ -338,8 +347,11 @@ def merge_marks(out: Path, new: dict[tuple[str, str], Entry], *, remove: frozens
 
 def conflicts_text(merge: Merge) -> str:
     """The conflicts of a merge, one per line, for the console."""
-    return "\n".join(f"  {s}, {q}: recorded {o.points:g}{f' by {o.marker}' if o.marker else ''}, "
-                     f"new {n.points:g}{f' by {n.marker}' if n.marker else ''}" for s, q, o, n in merge.conflicts)
+    def new(n: Entry | None) -> str:
+        return "removed" if n is None else f"new {n.points:g}{f' by {n.marker}' if n.marker else ''}"
+
+    return "\n".join(f"  {s}, {q}: recorded {o.points:g}{f' by {o.marker}' if o.marker else ''}, {new(n)}"
+                     for s, q, o, n in merge.conflicts)
 
 
 # ---------------------------------------------------------------- grades and history

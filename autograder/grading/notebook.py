@@ -354,7 +354,8 @@ class _SkipInstalled:
         if not isinstance(path, str):
             return False
         path = os.path.abspath(path)
-        return path.startswith(self.installed) or any(d in path for d in ("site-packages", "dist-packages"))
+        folders = path.split(os.sep)[:-1]  # a folder named so, not any name that contains the word
+        return path.startswith(self.installed) or any(d in folders for d in ("site-packages", "dist-packages"))
 
 
 def _installed_dirs() -> tuple[str, ...]:

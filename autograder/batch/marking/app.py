@@ -172,16 +172,13 @@ def create_app(lab: Lab, out: Path, *, marker: str = "") -> Flask:
         comment = str(body.get("comment", ""))[:4000]
         replace = bool(body.get("replace"))
         key = (sub, qid)
-        if points is None:
-            recorded = record.read_marks(state.out).get(key)
-            if recorded is not None and recorded.marker != who and not replace:
-                return jsonify(conflict=_entry_json(recorded)), 409
-            record.merge_marks(state.out, {}, remove=frozenset({key}))
+        prefer = "new" if replace else None
+        if points is None:  # removing another marker's mark is a conflict too, decided under the record's lock
+            merge = record.merge_marks(state.out, {}, remove=frozenset({key}), remover=who, prefer=prefer)
         else:
-            entry = record.Entry(points, comment, who, record.now())
-            merge = record.merge_marks(state.out, {key: entry}, prefer="new" if replace else None)
-            if merge.conflicts and not replace:
-                return jsonify(conflict=_entry_json(merge.conflicts[0][2])), 409
+            merge = record.merge_marks(state.out, {key: record.Entry(points, comment, who, record.now())}, prefer=prefer)
+        if merge.conflicts and not replace:
+            return jsonify(conflict=_entry_json(merge.conflicts[0][2])), 409
         marks = record.read_marks(state.out)
         return jsonify(entry=_entry_json(marks.get(key)), progress=progress(qid, subs, marks))
 

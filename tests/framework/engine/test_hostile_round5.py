@@ -17,6 +17,7 @@ never the wall clock, for anything timed.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -345,6 +346,27 @@ def test_a_save_from_another_origin_is_refused(page, batch):
     assert with_token.status_code == 400  # not JSON as JSON is sent: nothing taken
     assert (f"zed_{ZED}", "essay") not in record.read_marks(batch["out"])
 
+
+
+def test_emptying_the_box_never_takes_a_mark_saved_after_the_page_looked(page, batch, monkeypatch):
+    """Minh empties the box just as Lan's save lands: the record's lock decides, so Lan's mark
+    is a conflict shown to Minh (409) and kept, never removed unseen; removing it again is on purpose."""
+    client, token = page
+    key, real_locked = (f"zed_{ZED}", "essay"), record.locked
+
+    @contextlib.contextmanager
+    def lan_saves_first(out):  # Lan's save takes the lock first, after Minh's page looked
+        monkeypatch.setattr(record, "locked", real_locked)
+        record.merge_marks(out, {key: record.Entry(2.0, "", "Lan", record.now())})
+        with real_locked(out):
+            yield
+
+    monkeypatch.setattr(record, "locked", lan_saves_first)
+    got = _save(client, {"X-Marking-Token": token}, points=None, marker="Minh")
+    assert got.status_code == 409 and got.get_json()["conflict"]["marker"] == "Lan"
+    assert record.read_marks(batch["out"])[key].marker == "Lan"
+    got = _save(client, {"X-Marking-Token": token}, points=None, marker="Minh", replace=True)
+    assert got.status_code == 200 and key not in record.read_marks(batch["out"])
 
 def test_a_page_reached_by_another_host_name_gives_no_token(page, batch):
     """DNS rebinding: a page of ``evil.example`` whose name is made to resolve to 127.0.0.1 reaches
