@@ -292,7 +292,7 @@ def torch_trajectory(surface, optimizer, start, steps, hparams) -> tuple[np.ndar
 def torch_paths(surface, optimizer, start, steps, hparams, jitter):
     """(1 + RUNS, steps + 1, 2): replays of torch.optim from ``start`` on autograd's gradients, as
     one (1 + RUNS, 2) parameter: the four optimizers act elementwise, so each row is a run of its
-    own (bit for bit what it is replayed alone: checked for every case at 12 starts when this
+    own (bit for bit what it is replayed alone: checked for every case at 15 starts when this
     was written).  Row 0 is the path itself; in each of the RUNS others every gradient and every
     step is moved by up to ULPS ulps of its own size (``jitter``: a numpy Generator)."""
     hp = dict(hparams)

@@ -93,7 +93,6 @@ def test_find_lab_dir_uses_the_environment_then_a_sibling_bundle(tmp_path):
     assert notebook.find_lab_dir("labx_toy", "other", cwd=cwd, environ={}) is None
 
 
-
 def test_autoreload_skips_installed_modules_and_never_a_labs(tmp_path):
     """Modules in a folder named site-packages or dist-packages (or the standard library) are not
     reloaded; a lab's module is, whatever its folder's name contains."""
@@ -102,6 +101,7 @@ def test_autoreload_skips_installed_modules_and_never_a_labs(tmp_path):
     assert skip._installed("/usr/lib/python3/dist-packages/numpy/core.py")
     for lab in ("my-site-packages-notes/lab1", "dist-packages-course/lab2", "site-packages.old/lab3"):
         assert not skip._installed(str(tmp_path / lab / "flops.py")), lab
+
 
 def test_locate_bundle_moves_to_the_lab_or_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", list(sys.path))

@@ -347,7 +347,6 @@ def test_a_save_from_another_origin_is_refused(page, batch):
     assert (f"zed_{ZED}", "essay") not in record.read_marks(batch["out"])
 
 
-
 def test_emptying_the_box_never_takes_a_mark_saved_after_the_page_looked(page, batch, monkeypatch):
     """Minh empties the box just as Lan's save lands: the record's lock decides, so Lan's mark
     is a conflict shown to Minh (409) and kept, never removed unseen; removing it again is on purpose."""
@@ -367,6 +366,7 @@ def test_emptying_the_box_never_takes_a_mark_saved_after_the_page_looked(page, b
     assert record.read_marks(batch["out"])[key].marker == "Lan"
     got = _save(client, {"X-Marking-Token": token}, points=None, marker="Minh", replace=True)
     assert got.status_code == 200 and key not in record.read_marks(batch["out"])
+
 
 def test_a_page_reached_by_another_host_name_gives_no_token(page, batch):
     """DNS rebinding: a page of ``evil.example`` whose name is made to resolve to 127.0.0.1 reaches

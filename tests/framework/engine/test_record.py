@@ -109,7 +109,6 @@ def test_marks_merge_row_by_row_and_a_conflict_waits_for_prefer(tmp_path):
     assert m.removed[0][:2] == ("b", "essay") and ("b", "essay") not in record.read_marks(out)
 
 
-
 def test_a_removal_by_one_marker_never_takes_anothers_mark(tmp_path):
     """The marking page removes a mark as its marker: decided under the record's lock, so a mark
     another marker saved after the page was loaded is a conflict, never silently removed."""
@@ -125,6 +124,7 @@ def test_a_removal_by_one_marker_never_takes_anothers_mark(tmp_path):
     assert not m.conflicts and ("b", "essay") not in record.read_marks(out)
     m = record.merge_marks(out, {}, remove=frozenset({("a", "essay")}), remover="Minh", prefer="new")  # on purpose
     assert m.removed[0][:2] == ("a", "essay") and ("a", "essay") not in record.read_marks(out)
+
 
 def test_a_marks_file_says_remove_and_names_its_marker(tmp_path):
     from autograder.core.manifest import parse
