@@ -38,6 +38,12 @@ taken for the answer to a prediction whose truth is 4:
    otherwise lists that language's form too.  A choice prediction ("which term
    dominates?") has no number: only its rules are looked for.
 
+What a cell that reveals a *measured* prediction printed (one without a fixed
+truth: the student's own measurement is its truth, ``reveal("<id>", ...)``) is
+not read: its numbers come from this machine, and one that happens to equal
+another prediction's truth ("The result: 11 %" beside a truth of 11.49 %) says
+nothing of it.  Its code's comments and strings still are.
+
 The framework test ``tests/framework/content/test_predictions_asked_first.py``
 reads the built notebooks without running them; ``test_notebooks.py`` reads
 the outputs of its one headless run of each notebook with the same function.
@@ -156,6 +162,8 @@ def revealed(nb, manifest: Manifest, lang: str) -> list[Finding]:
     """Every place of ``nb`` (a notebook in ``lang``, run or not) that states a prediction's truth
     before the prediction is asked.  Predictions without a truth, or not asked in ``nb``, have none."""
     findings = []
+    measured = [p.id for p in manifest.predictions if p.truth is None]
+    measures = re.compile(rf"""\breveal\(\s*["'](?:{"|".join(map(re.escape, measured))})["']""") if measured else None
     for prediction in manifest.predictions:
         if prediction.truth is None:
             continue
@@ -167,7 +175,9 @@ def revealed(nb, manifest: Manifest, lang: str) -> list[Finding]:
             if cell.cell_type == "markdown":
                 texts = [("text", cell.source)]
             elif cell.cell_type == "code":
-                texts = [("code", code_text(cell.source)), ("output", output_text(cell))]
+                texts = [("code", code_text(cell.source))]
+                if not (measures and measures.search(cell.source)):  # its output: this machine's measurements
+                    texts.append(("output", output_text(cell)))
             else:
                 continue
             for where, text in texts:

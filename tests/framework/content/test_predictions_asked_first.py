@@ -112,6 +112,21 @@ def test_code_cells_are_read_for_what_they_print_and_say():
     assert said(notebook(("y = 12  # layers", ""), ("n = 0.5 * 4", ""))) == []  # code itself is not text
 
 
+
+def test_what_a_measured_predictions_reveal_printed_is_the_machines_never_a_truth():
+    """A cell that reveals a prediction with no fixed truth prints this machine's measurement: a result
+    that happens to equal another prediction's truth (12 B/param here; 11 % beside lab 1's 11.49 %
+    made CI fail once) states nothing.  The same output from any other cell does; its code's text still counts."""
+    timed = Prediction(id="timed", prompt="?", kind="number", unit="B/param", low=0, high=100)
+    lab = _lab(timed, BYTES)
+    reveal = 'reveal("timed", measured)'
+    nb = notebook((reveal, "You made no prediction before this measurement. The result: 12 B/param.\n"), ask=("bytes",))
+    assert asked_first.revealed(nb, lab, "en") == []
+    nb = notebook(("print(total)", "The result: 12 B/param.\n"), ask=("bytes",))
+    assert [f.prediction for f in asked_first.revealed(nb, lab, "en")] == ["bytes"]
+    nb = notebook((reveal + "  # 12 B/param, the lab's count", ""), ask=("bytes",))
+    assert [f.where for f in asked_first.revealed(nb, lab, "en")] == ["code"]
+
 def test_only_what_comes_before_the_predict_cell_counts():
     nb = notebook(ask=("noise",))
     nb.cells.append(nbformat.v4.new_markdown_cell("The noise falls as 1/√B: 4x the batch, 0.5x the noise."))
