@@ -145,9 +145,14 @@ def output_text(cell) -> str:
     return "\n".join(parts)
 
 
+def _call(function: str, ids) -> re.Pattern:
+    """A call of the notebook's ``function`` (``predict``, ``reveal``) naming one of ``ids``."""
+    return re.compile(rf"""\b{function}\(\s*["'](?:{"|".join(map(re.escape, ids))})["']""")
+
+
 def predict_cell(nb, pid: str) -> int | None:
     """The index of the code cell that asks prediction ``pid`` (calls ``predict("<pid>", ...)``), or None."""
-    call = re.compile(rf"""\bpredict\(\s*["']{re.escape(pid)}["']""")
+    call = _call("predict", [pid])
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and call.search(cell.source):
             return i
@@ -163,7 +168,7 @@ def revealed(nb, manifest: Manifest, lang: str) -> list[Finding]:
     before the prediction is asked.  Predictions without a truth, or not asked in ``nb``, have none."""
     findings = []
     measured = [p.id for p in manifest.predictions if p.truth is None]
-    measures = re.compile(rf"""\breveal\(\s*["'](?:{"|".join(map(re.escape, measured))})["']""") if measured else None
+    measures = _call("reveal", measured) if measured else None
     for prediction in manifest.predictions:
         if prediction.truth is None:
             continue

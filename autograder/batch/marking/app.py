@@ -176,7 +176,8 @@ def create_app(lab: Lab, out: Path, *, marker: str = "") -> Flask:
         if points is None:  # removing another marker's mark is a conflict too, decided under the record's lock
             merge = record.merge_marks(state.out, {}, remove=frozenset({key}), remover=who, prefer=prefer)
         else:
-            merge = record.merge_marks(state.out, {key: record.Entry(points, comment, who, record.now())}, prefer=prefer)
+            entry = record.Entry(points, comment, who, record.now())
+            merge = record.merge_marks(state.out, {key: entry}, prefer=prefer)
         if merge.conflicts and not replace:
             return jsonify(conflict=_entry_json(merge.conflicts[0][2])), 409
         marks = record.read_marks(state.out)

@@ -112,7 +112,6 @@ def test_code_cells_are_read_for_what_they_print_and_say():
     assert said(notebook(("y = 12  # layers", ""), ("n = 0.5 * 4", ""))) == []  # code itself is not text
 
 
-
 def test_what_a_measured_predictions_reveal_printed_is_the_machines_never_a_truth():
     """A cell that reveals a prediction with no fixed truth prints this machine's measurement: a result
     that happens to equal another prediction's truth (12 B/param here; 11 % beside lab 1's 11.49 %
@@ -126,6 +125,7 @@ def test_what_a_measured_predictions_reveal_printed_is_the_machines_never_a_trut
     assert [f.prediction for f in asked_first.revealed(nb, lab, "en")] == ["bytes"]
     nb = notebook((reveal + "  # 12 B/param, the lab's count", ""), ask=("bytes",))
     assert [f.where for f in asked_first.revealed(nb, lab, "en")] == ["code"]
+
 
 def test_only_what_comes_before_the_predict_cell_counts():
     nb = notebook(ask=("noise",))
