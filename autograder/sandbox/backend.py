@@ -243,6 +243,7 @@ class SandboxBackend:
         self.conn: socket.socket | None = None
         self.pid = self.worker_pid = None
         self.pidfd: int | None = None  # the worker's: a signal through it never reaches a recycled pid
+        self.proc: clock.ProcFiles | None = None  # the worker's /proc files its clock reads, opened once
         self.in_flight = False  # a message was sent to the worker (or it was asked for) and not yet answered whole
         self.work: str | None = None
         self.isolation: dict = {}
@@ -259,7 +260,7 @@ class SandboxBackend:
         (wall clock, from the first worker's go: a zygote's start is the engine's time)."""
         if self.budget_end is None:
             self.budget_end = time.monotonic() + self.manifest.limits.submission_timeout_s
-        return clock.WorkerClock(self.worker_pid, seconds, self.budget_end,
+        return clock.WorkerClock(self.proc or self.worker_pid, seconds, self.budget_end,
                                  self.group.cpu_seconds if self.group else None)
 
     def _budget_error(self) -> errors.StudentCodeError:
@@ -356,6 +357,7 @@ class SandboxBackend:
         if not (_is_pid(worker_pid) and (worker_pid == self.pid or _ppid(worker_pid) == self.pid)):
             raise SandboxUnavailable("sandbox setup failed: the worker's pid is not the zygote's child")
         self.worker_pid = worker_pid
+        self.proc = clock.ProcFiles(worker_pid)
         with contextlib.suppress(OSError, AttributeError):  # no pidfd (an old kernel): plain kill
             self.pidfd = os.pidfd_open(self.worker_pid)
         return report
@@ -381,7 +383,9 @@ class SandboxBackend:
             shutil.rmtree(self.work, ignore_errors=True)
         if self.group:
             self.group.remove()
-        self.conn = self.pid = self.worker_pid = self.pidfd = self.work = self.group = None
+        if self.proc:
+            self.proc.close()
+        self.conn = self.pid = self.worker_pid = self.pidfd = self.work = self.group = self.proc = None
         self.in_flight = False
 
     def _out_of_memory(self) -> bool:

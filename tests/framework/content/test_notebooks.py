@@ -1,7 +1,7 @@
 """Each lab notebook, in each language, runs headless on the untouched stubs
 to the end, then on the reference to the end, and every one of its
-``grader.check`` cells (otter) passes there; a lab's four runs share one
-kernel, emptied between runs (``RESET``) (how long a first run takes, against the
+``grader.check`` cells (otter) passes there; every run shares one kernel,
+emptied between runs (``RESET``) (how long a first run takes, against the
 chapter's minute, is measured by ``benchmarks/notebooks.py``: no wall clock
 decides a test).  Both languages are built from one source and share
 every code cell; what those cells print and plot follows the language
@@ -99,13 +99,19 @@ class Runs(NamedTuple):
     reference: nbformat.NotebookNode  # "Run all" with the reference filled in
 
 
-# Between two runs in one kernel: the lab's folder becomes a fresh copy of ``source`` (the stubs or
-# the reference; written now, so autoreload sees the modules change), the language the last run's
-# first cell set is dropped, and the namespace is emptied.  Each run then starts as a student's
-# "Restart and run all" would, on a folder as handed out, but with the imports already loaded
-# (torch, torch._dynamo, otter, matplotlib: about 7 s of CPU a kernel, issue 36) and nothing of the
-# runs before it (predictions.json, the language, variables).
+# Between two runs in one kernel: it goes to the lab's folder (a kernel opened there: the engine's
+# notebook module forgets where the last run was opened, which is where ``submit`` writes its zip),
+# the folder becomes a fresh copy of ``source`` (the stubs or the reference; written now, so
+# autoreload sees the modules change), the language the last run's first cell set is dropped, and
+# the namespace is emptied.  Each run then starts as a student's "Restart and run all" would, on a
+# folder as handed out, but with the imports already loaded (torch, torch._dynamo, otter,
+# matplotlib: about 7 s of CPU a kernel, issue 36) and nothing of the runs before it
+# (predictions.json, the language, variables).  The labs' modules have different names, so one
+# lab's stay imported beside the next one's and are never what its cells call.
 RESET = """import os, shutil
+os.chdir({folder!r})
+import autograder.grading.notebook
+autograder.grading.notebook._opened_in = None
 for name in os.listdir("."):
     shutil.rmtree(name) if os.path.isdir(name) and not os.path.islink(name) else os.remove(name)
 shutil.copytree({source!r}, ".", dirs_exist_ok=True, copy_function=shutil.copy)
@@ -115,13 +121,14 @@ get_ipython().run_line_magic("reset", "-f")"""
 
 @pytest.fixture(scope="module")
 def notebook_runs(tmp_path_factory, request):
-    """``notebook_runs(lab, lang)``: :class:`Runs`, made for the whole lab at once, in one kernel:
-    for each language the notebook on the untouched stubs, then on the reference, each after
-    :data:`RESET`.  After the stubs of :data:`LATEST_CODE` three cells run (``demo``: what each
-    printed): :data:`DEMO`, the reference's flops.py saved over the stub (the student implements
-    it), :data:`DEMO` again.  The reference run of :data:`HANDED_IN` is the one ``hand_in`` made
-    from the bundle in the student's venv: it is read, not repeated."""
+    """``notebook_runs(lab, lang)``: :class:`Runs`, made for the whole lab at once, in the module's
+    one kernel: for each language the notebook on the untouched stubs, then on the reference, each
+    after :data:`RESET` but the kernel's first.  After the stubs of :data:`LATEST_CODE` three cells
+    run (``demo``: what each printed): :data:`DEMO`, the reference's flops.py saved over the stub
+    (the student implements it), :data:`DEMO` again.  The reference run of :data:`HANDED_IN` is the
+    one ``hand_in`` made from the bundle in the student's venv: it is read, not repeated."""
     runs = {}
+    kernel: list[NotebookClient] = []  # the client that started the kernel, which every lab's run uses
 
     def run_lab(lab):
         where = tmp_path_factory.mktemp(f"nb-{lab.short}")
@@ -133,8 +140,9 @@ def notebook_runs(tmp_path_factory, request):
             for which in ("stubs", "reference"):
                 if (lab.short, lang) == HANDED_IN and which == "reference":
                     continue
-                if cells:
-                    cells.append(nbformat.v4.new_code_cell(RESET.format(source=str(source[which]), env=i18n.ENV)))
+                if cells or kernel:
+                    cells.append(nbformat.v4.new_code_cell(RESET.format(folder=str(work), source=str(source[which]),
+                                                                        env=i18n.ENV)))
                 first = len(cells)
                 cells += nbformat.read(nb_path(lab, lang, source["stubs"]), as_version=4).cells  # unrun
                 parts[lang, which] = (first, len(cells))
@@ -146,8 +154,14 @@ def notebook_runs(tmp_path_factory, request):
         nb.cells = cells
         with pytest.MonkeyPatch.context() as mp:
             mp.delenv(i18n.ENV, raising=False)  # as on Colab: the first cell says the notebook's language
-            NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", allow_errors=True,
-                           resources={"metadata": {"path": str(work)}}).execute()
+            client = NotebookClient(nb, km=kernel[0].km if kernel else None, timeout=CELL_TIMEOUT_S,
+                                    kernel_name="python3", allow_errors=True,
+                                    resources={"metadata": {"path": str(work)}})
+            if kernel:
+                client.kc = kernel[0].kc
+            else:
+                kernel.append(client)
+            client.execute(cleanup_kc=False)  # kept for the next lab: shut down at the module's end
 
         def part(lang, which):
             out = nbformat.from_dict(nb)
@@ -171,7 +185,10 @@ def notebook_runs(tmp_path_factory, request):
             run_lab(lab)
         return runs[lab.short, lang]
 
-    return run
+    yield run
+    if kernel:
+        with kernel[0].setup_kernel():  # the kernel is running: this only shuts it down on leaving
+            pass
 
 
 def errors_in(nb) -> list[tuple[int, str, str]]:

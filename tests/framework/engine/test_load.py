@@ -224,3 +224,20 @@ def test_the_clock_reads_nothing_while_no_tree_can_reach_the_limit():
     c.t0 -= 100.0 / clock.CORES  # long enough that every core could have spent the limit: now it reads
     c()
     assert len(reads) > 1, "past the bound, the clock reads the tree again"
+
+
+def test_the_clocks_proc_files_are_its_processs_alone():
+    """``ProcFiles`` reads what :func:`clock.cpu_ticks` and :func:`clock.run_delay_ns` read, from
+    descriptors opened once; once the process is gone they read nothing (a recycled pid is
+    never read as the worker's)."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    proc = clock.ProcFiles(child.pid)
+    try:
+        assert abs(proc.cpu_ticks() - clock.cpu_ticks(child.pid)) <= 1
+        assert (proc.run_delay_ns() is None) == (clock.run_delay_ns(child.pid) is None)
+        child.stdin.close()
+        child.wait()
+        assert proc.cpu_ticks() is None and proc.run_delay_ns() is None
+        assert clock.WorkerClock(proc, 1.0).delay0 is None, "a clock of an ended worker is the wall clock"
+    finally:
+        proc.close()
