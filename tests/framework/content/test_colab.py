@@ -31,7 +31,7 @@ from autograder.core import i18n, labs
 from autograder.grading import notebook
 
 REPO = Path(__file__).resolve().parents[3]
-COLAB = ("numpy", "torch", "matplotlib", "pytest", "ipykernel", "nbclient")  # what Colab has (and the test's runner)
+COLAB = ("pip", "numpy", "torch", "matplotlib", "pytest", "ipykernel", "nbclient")  # what Colab has (and the test's runner)
 LAB, LANG = "lab4", "vi"  # the quickest notebook, in the language that is not the default
 
 
