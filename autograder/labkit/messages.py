@@ -51,6 +51,9 @@ SLIGHTLY_LARGE = N_("slightly too large (within 5%)")
 SLIGHTLY_SMALL = N_("slightly too small (within 5%)")
 SCALAR_SIGN = N_("{what}{case}: wrong sign or zero where a nonzero value is expected")
 RATIO_SYMPTOM = N_("{what}{case}: it is {ratio}× {reference_name}")
+# a ratio this machine measured (resident memory moves by a few percent from run to run): its
+# power of two (at_least), so that grading the same code again says the same
+RATIO_AT_LEAST = N_("{what}{case}: it is at least {ratio}× {reference_name}")
 MISSING_KEYS = N_("{what}{case}: missing keys {keys}")
 EXTRA_KEYS = N_("{what}{case}: unexpected keys {keys}")
 NOT_EQUAL = N_("{what}{case}: wrong value")
@@ -74,6 +77,12 @@ FIXED_HINT_SECTION = N_("this case is the same on every submission, so its feedb
 
 NEAR = 0.05  # a ratio within 5% of 1 is said in words
 TEXT_LIMIT = 300  # characters of student text in one message
+
+def at_least(ratio: float) -> int:
+    """The largest power of two not above ``ratio`` (1 below 2): a measured ratio for
+    :data:`RATIO_AT_LEAST`, which noise moves only where it crosses a power of two."""
+    return 2 ** max(0, math.floor(math.log2(ratio))) if math.isfinite(ratio) and ratio >= 1 else 1
+
 
 def sig2(x) -> str:
     """``x`` at two significant figures: 4.0, 0.50, 12, 1200, 1.2e+04, 3.1e-02, written with
@@ -110,7 +119,7 @@ def _fields(fields: dict) -> dict:
 # becomes "wrong value" (at its index, if it names one) and a hint; a lab registers its
 # own such templates with :func:`sized`.
 SIZED = {NOT_CLOSE, NOT_CLOSE_NUMBER, NOT_CLOSE_TOO_LARGE, NOT_CLOSE_TOO_SMALL, SCALAR_OFF, SCALAR_NEAR, SCALAR_SIGN,
-         RATIO_SYMPTOM, TOO_LARGE, TOO_SMALL}
+         RATIO_SYMPTOM, RATIO_AT_LEAST, TOO_LARGE, TOO_SMALL}
 
 
 def sized(template: str) -> str:

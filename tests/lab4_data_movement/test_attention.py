@@ -246,9 +246,12 @@ def test_tiled_peak_memory_below_score_matrix(student, rng):
             if growth >= budget + transport:
                 case = _("S={small} to S={large}, d={d}, block_size={B}, causal={causal}, float32, measured with "
                          "{method}").format(small=small, large=large, d=d, B=B, causal=causal, method=method)
-                raise AssertionError(M.say(M.RATIO_SYMPTOM,
+                # resident memory moves by a few percent from run to run: the power of two, so the
+                # same code is told the same (tracemalloc's count, in-process, is exact)
+                ratio = growth / (budget + transport)
+                raise AssertionError(M.say(M.RATIO_AT_LEAST if method == "rss" else M.RATIO_SYMPTOM,
                     what=_("growth of tiled_attention's peak memory"), case=M.case_suffix(case),
-                    ratio=growth / (budget + transport),
+                    ratio=M.at_least(ratio) if method == "rss" else ratio,
                     reference_name=_("the budget (2 MiB from one length to the next); keep scores in "
                                      "block_size × block_size tiles and never build an S×S array, with or "
                                      "without causal")))

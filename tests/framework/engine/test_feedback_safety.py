@@ -82,6 +82,16 @@ def test_ratio_symptom_prints_two_significant_figures():
     assert M.say(M.RATIO_SYMPTOM, what="g", case="", ratio=np.float64(0.123456), reference_name="r") == "g: it is 0.12× r"
 
 
+def test_a_measured_ratio_is_said_as_its_power_of_two():
+    """Run to run, resident memory moves a measured ratio by a few percent: 1.3 and 1.4 read alike."""
+    said = {r: M.say(M.RATIO_AT_LEAST, what="g", case="", ratio=M.at_least(r), reference_name="r")
+            for r in (1.0, 1.3, 1.4, 2.0, 4.7, 4.8, 7.99, 8.0)}
+    assert said[1.3] == said[1.4] == said[1.0] == "g: it is at least 1× r"
+    assert said[4.7] == said[4.8] == said[7.99] == "g: it is at least 4× r"
+    assert said[2.0] == "g: it is at least 2× r" and said[8.0] == "g: it is at least 8× r"
+    assert M.at_least(float("nan")) == M.at_least(0.5) == 1
+
+
 def test_close_on_exact_integers_says_only_the_direction():
     msg = failure(lambda: assert_close(np.array([1, 2, 100_112]), np.array([1, 2, 100_000]), what="bytes"))
     assert msg == "bytes: too large at index (2,)" and "112" not in msg
