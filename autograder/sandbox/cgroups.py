@@ -34,6 +34,7 @@ import signal
 import time
 from pathlib import Path
 
+from autograder.sandbox import counters
 from autograder.sandbox.layers import NO_NAMESPACES_ENV
 
 PREFIX = "ironlaw-"
@@ -126,7 +127,7 @@ class WorkerGroup:
         self.pids, self.memory, self.nproc = pids, memory, nproc
         # where the tree's CPU time is counted: v1's cpuacct group, else (v2) any of the groups
         self.cpu = cpu or next((p for p in (pids, memory) if p and (p / "cpu.stat").is_file()), None)
-        self._files: dict[str, int] = {}  # counters' descriptors, opened once (_pread)
+        self._files = counters.Descriptors()  # its counters, read at every call (_pread)
 
     def freeze(self) -> None:
         """No new thread or process from now on."""
@@ -155,27 +156,14 @@ class WorkerGroup:
         return 0 if text is None else _counters(text).get("oom_kill", 0)
 
     def _pread(self, slot: str, folder: Path | None, names: tuple[str, ...]) -> str | None:
-        """The first of ``names`` in ``folder`` that opens, read with pread from a descriptor
-        opened once (kept in ``slot``): these counters are read hundreds of times a submission."""
+        """The first of ``names`` in ``folder`` that opens, read from a descriptor opened once
+        (``counters``): these counters are read hundreds of times a submission."""
         if folder is None:
             return None
-        if slot not in self._files:
-            for name in names:
-                with contextlib.suppress(OSError):
-                    self._files[slot] = os.open(folder / name, os.O_RDONLY | os.O_CLOEXEC)
-                    break
-            else:
-                return None
         try:
-            return os.pread(self._files[slot], 4096, 0).decode("ascii", "replace")
+            return self._files.read(slot, *(folder / name for name in names))
         except OSError:
             return None
-
-    def _close_files(self) -> None:
-        for fd in self._files.values():
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._files.clear()
 
     def kill(self) -> None:
         """SIGKILL every process in the groups: the tree, orphans included (without a PID
@@ -200,7 +188,7 @@ class WorkerGroup:
     def remove(self, wait_s: float = 1.0) -> None:
         """Remove the groups once their processes are gone (a killed process takes a moment
         to free its memory); one still busy after ``wait_s`` is left to the next sweep."""
-        self._close_files()  # an open file of the group keeps it from being removed
+        self._files.close()  # an open file of the group keeps it from being removed
         deadline = time.monotonic() + wait_s
         for path in dict.fromkeys((self.pids, self.memory, self.cpu)):
             while path is not None and not _rmdir(path) and time.monotonic() < deadline:

@@ -33,9 +33,10 @@ its own clock in ways the CPU time does not see (children it never waits for).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
+
+from autograder.sandbox import counters
 
 HZ = os.sysconf("SC_CLK_TCK")
 CORES = os.cpu_count() or 1  # the most CPU seconds any tree can spend in one second of wall time
@@ -63,40 +64,27 @@ def run_delay_ns(pid: int) -> int | None:
 
 
 class ProcFiles:
-    """:func:`cpu_ticks` and :func:`run_delay_ns` of one process, from descriptors opened once and
-    read with pread: a worker's clock reads both at every call (thousands a lab 4 submission), and
-    opening and closing the files each time cost about 30 us a read.  A descriptor stays the
-    process's it was opened for: once that process is gone, it reads nothing (OSError), never
-    the numbers of another process given the same pid."""
+    """:func:`cpu_ticks` and :func:`run_delay_ns` of one process, from its counter files opened
+    once (``counters``): a worker's clock reads both at every call."""
 
     def __init__(self, pid: int | None):
         self.pid = pid
-        self._fds: dict[str, int] = {}
-
-    def _read(self, name: str) -> str:
-        if name not in self._fds:
-            self._fds[name] = os.open(f"/proc/{self.pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
-        return os.pread(self._fds[name], 4096, 0).decode("ascii", "replace")
+        self._files = counters.Descriptors()
 
     def cpu_ticks(self) -> int | None:
         try:
-            return _ticks(self._read("stat"))
+            return _ticks(self._files.read("stat", f"/proc/{self.pid}/stat"))
         except (OSError, ValueError, IndexError):
             return None
 
     def run_delay_ns(self) -> int | None:
         try:
-            return int(self._read("schedstat").split()[1])
+            return int(self._files.read("schedstat", f"/proc/{self.pid}/schedstat").split()[1])
         except (OSError, ValueError, IndexError):
             return None
 
     def close(self) -> None:
-        for fd in self._fds.values():
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._fds.clear()
-
-    __del__ = close
+        self._files.close()
 
 
 POLL_S = 0.5  # the longest a reader waits before it reads the clock again (its CPU term can outrun the wall)

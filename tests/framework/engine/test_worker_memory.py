@@ -166,13 +166,13 @@ def test_a_memory_group_is_limited_with_no_swap(tmp_path, monkeypatch, version, 
     assert group.oom_kills() == 3
     (path / ("memory.events" if version == 2 else "memory.oom_control")).write_text("oom_kill 4\n")
     assert group.oom_kills() == 4  # read again each time, through the file opened once
-    group._close_files()
+    group._files.close()
     # the tree's CPU: v2 counts it in every group (cpu.stat, microseconds), v1 in a cpuacct group (nanoseconds)
     (path / ("cpu.stat" if version == 2 else "cpuacct.usage")).write_text(
         "usage_usec 2500000\nuser_usec 2000000\n" if version == 2 else "2500000000\n")
     group = cgroups.WorkerGroup(None, path if version == 2 else None, 12, None if version == 2 else path)
     assert group.cpu == path and group.cpu_seconds() == 2.5
-    group._close_files()
+    group._files.close()
     for f in path.iterdir():
         f.unlink()
     cgroups.WorkerGroup(None, path, 12).remove()
