@@ -100,6 +100,24 @@ def toy_root(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def toy_copies(toy_root):
+    """``make(folder, n, fast=n)``: ``n`` submissions ``s0``... in ``folder``, each the toy's
+    reference; all but the first ``fast`` sleep 2.5 s at import (under the toy's 3 s limit), so
+    a test that stops a batch once ``fast`` results are written stops it with seconds of work
+    left on any machine: sleeping is wall time, which no load shortens."""
+    code = (toy_root / "solutions" / "labx_toy" / "toy.py").read_text()
+
+    def make(folder: Path, n: int, fast: int | None = None) -> Path:
+        for i in range(n):
+            (folder / f"s{i}").mkdir(parents=True)
+            slow = fast is not None and i >= fast
+            (folder / f"s{i}" / "toy.py").write_text(code + ("\n\nimport time\ntime.sleep(2.5)\n" if slow else ""))
+        return folder
+
+    return make
+
+
+@pytest.fixture
 def toy_lab(toy_root):
     from autograder.core import labs
 

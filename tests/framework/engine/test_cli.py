@@ -132,7 +132,7 @@ def test_grade_gradescope_export(toy_root, tmp_path):
     assert (out / "summary.md").exists() and (out / "summary.png").stat().st_size > 1000
 
 
-def test_killed_batch_loses_nothing(toy_root, tmp_path):
+def test_killed_batch_loses_nothing(toy_copies, tmp_path):
     """SIGKILL mid-batch: what was graded stays graded, a rerun grades only the rest."""
     import os
     import signal
@@ -140,10 +140,7 @@ def test_killed_batch_loses_nothing(toy_root, tmp_path):
     import sys
     import time
 
-    subs = tmp_path / "subs"
-    for i in range(5):
-        (subs / f"s{i}").mkdir(parents=True)
-        shutil.copy(toy_root / "solutions" / "labx_toy" / "toy.py", subs / f"s{i}" / "toy.py")
+    subs = toy_copies(tmp_path / "subs", 5, fast=2)  # killed with 7.5 s of sleeping left: part-way at any load
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "labx", str(subs), "--out", str(out),
                              "--jobs", "1"], start_new_session=True,
