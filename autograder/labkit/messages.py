@@ -78,6 +78,7 @@ FIXED_HINT_SECTION = N_("this case is the same on every submission, so its feedb
 NEAR = 0.05  # a ratio within 5% of 1 is said in words
 TEXT_LIMIT = 300  # characters of student text in one message
 
+
 def at_least(ratio: float) -> int:
     """The largest power of two not above ``ratio`` (1 below 2): a measured ratio for
     :data:`RATIO_AT_LEAST`, which noise moves only where it crosses a power of two."""

@@ -105,7 +105,7 @@ class Runs(NamedTuple):
 # autoreload sees the modules change), the language the last run's first cell set is dropped, and
 # the namespace is emptied.  Each run then starts as a student's "Restart and run all" would, on a
 # folder as handed out, but with the imports already loaded (torch, torch._dynamo, otter,
-# matplotlib: about 7 s of CPU a kernel, issue 36) and nothing of the runs before it
+# matplotlib: a kernel's start, issue 36) and nothing of the runs before it
 # (predictions.json, the language, variables).  The labs' modules have different names, so one
 # lab's stay imported beside the next one's and are never what its cells call.
 RESET = """import os, shutil
