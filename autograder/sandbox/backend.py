@@ -260,7 +260,7 @@ class SandboxBackend:
         (wall clock, from the first worker's go: a zygote's start is the engine's time)."""
         if self.budget_end is None:
             self.budget_end = time.monotonic() + self.manifest.limits.submission_timeout_s
-        return clock.WorkerClock(self.proc or self.worker_pid, seconds, self.budget_end,
+        return clock.WorkerClock(self.proc, seconds, self.budget_end,
                                  self.group.cpu_seconds if self.group else None)
 
     def _budget_error(self) -> errors.StudentCodeError:
@@ -477,7 +477,7 @@ class SandboxBackend:
         cpu0 = None
         if measure:
             self.group.freeze()  # no new thread or process while measured
-            cpu0 = _cpu_ticks(self.worker_pid)
+            cpu0 = self.proc.cpu_ticks()
         t0 = time.perf_counter()
         self.calls += 1
         self.in_flight = True
@@ -592,9 +592,3 @@ def _reset_peak(pid: int) -> int:
     except OSError:
         return 0
 
-
-def _cpu_ticks(pid: int) -> int | None:
-    try:
-        return _proc_fields(pid)["cpu_ticks"]
-    except OSError:
-        return None

@@ -58,9 +58,13 @@ def run_delay_ns(pid: int) -> int | None:
     """Nanoseconds ``pid``'s main thread has spent runnable but waiting for a core (None: unknown)."""
     try:
         with open(f"/proc/{pid}/schedstat") as f:
-            return int(f.read().split()[1])
+            return _delay(f.read())
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _delay(schedstat: str) -> int:
+    return int(schedstat.split()[1])
 
 
 class ProcFiles:
@@ -79,7 +83,7 @@ class ProcFiles:
 
     def run_delay_ns(self) -> int | None:
         try:
-            return int(self._files.read("schedstat", f"/proc/{self.pid}/schedstat").split()[1])
+            return _delay(self._files.read("schedstat", f"/proc/{self.pid}/schedstat"))
         except (OSError, ValueError, IndexError):
             return None
 
@@ -91,10 +95,10 @@ POLL_S = 0.5  # the longest a reader waits before it reads the clock again (its 
 
 
 class WorkerClock:
-    """``seconds`` on the clock of the worker ``proc`` (its :class:`ProcFiles`, or its pid) from
-    now, and never past ``wall_end`` (a ``time.monotonic()`` value: the submission's budget).
-    Called, it says how long a reader may wait before it asks again (``channel.recv`` takes it
-    as its deadline); zero or less: the limit is reached."""
+    """``seconds`` on the clock of the worker ``proc`` (its :class:`ProcFiles`, or its pid; None:
+    no worker, the wall clock) from now, and never past ``wall_end`` (a ``time.monotonic()``
+    value: the submission's budget).  Called, it says how long a reader may wait before it asks
+    again (``channel.recv`` takes it as its deadline); zero or less: the limit is reached."""
 
     def __init__(self, proc: ProcFiles | int | None, seconds: float, wall_end: float | None = None,
                  tree_cpu=None):
