@@ -36,7 +36,9 @@ class Measurement:
 
 class Backend(Protocol):
     """A backend may also offer ``call_each(name, calls) -> list`` (one round trip for many
-    calls: the sandbox); without it, :meth:`_Function.each` makes the calls one by one."""
+    calls: the sandbox) and ``call_chain(name, calls, carry) -> list`` (one message for a
+    sequence of calls, one reply per call); without them, :meth:`_Function.each` and
+    :meth:`_Function.chain` make the calls one by one."""
 
     label: str
 
@@ -62,6 +64,22 @@ def call_message(name: str, args: tuple, kwargs: dict) -> bytes:
 def each_message(name: str, calls: list[dict]) -> bytes:
     """Many keyword calls of one function as a sandboxed worker receives them (``worker._answer``)."""
     return _message(name, {"each": [dict(kw) for kw in calls]})
+
+
+def chain_message(name: str, calls: list[dict], carry: tuple[str | None, ...]) -> bytes:
+    """A chain of keyword calls of one function as a sandboxed worker receives it (``worker._answers``)."""
+    return _message(name, {"chain": [dict(kw) for kw in calls], "carry": list(carry)})
+
+
+def feeds(value, carry: tuple[str | None, ...]) -> bool:
+    """Can ``value``, a call's return value, feed the next call of a chain: a tuple of exactly
+    ``len(carry)`` items.  The grader and the worker end a chain by this one rule."""
+    return isinstance(value, tuple) and len(value) == len(carry)
+
+
+def fed(kwargs: dict, previous: tuple, carry: tuple[str | None, ...]) -> dict:
+    """A chain's next call: its own keywords, and item ``i`` of ``previous`` as keyword ``carry[i]``."""
+    return {**kwargs, **{key: item for key, item in zip(carry, previous) if key is not None}}
 
 
 def _message(name: str, body: dict) -> bytes:
@@ -150,6 +168,28 @@ class _Function:
         if many is None:
             return [self._backend.call(self._name, (), kw)[0] for kw in calls]
         return many(self._name, calls)
+
+    def chain(self, calls: list[dict], carry: tuple[str | None, ...]) -> list:
+        """Calls in sequence, each fed what the one before returned; their values, in order.
+
+        Call ``t`` gets ``calls[t]``, and from the second on, item ``i`` of the previous
+        value as keyword ``carry[i]`` (None: not passed on), a fresh copy as if the test had
+        passed it back: an optimizer's steps return ``(params, state)``, ``carry=("params",
+        "state")``.  A value that cannot feed the next call (:func:`feeds`: not a tuple of
+        exactly ``len(carry)`` items) is the last one: the list is shorter, and the test reads
+        that value as it would have alone, no later call made.
+        The first call that fails raises as it would alone.  Sandboxed, the calls go in one
+        message and come back one reply per call, each within its own per-call time limit,
+        exactly as if made one by one: only the round trips are saved."""
+        many = getattr(self._backend, "call_chain", None)
+        if many is not None:
+            return many(self._name, calls, carry)
+        values: list = []
+        for kw in calls:
+            if values and not feeds(values[-1], carry):
+                break
+            values.append(self._backend.call(self._name, (), fed(kw, values[-1], carry) if values else kw)[0])
+        return values
 
     def __repr__(self):
         return f"<{self._name} via {self._backend.label}>"

@@ -19,9 +19,11 @@ from pathlib import Path
 
 LAB_FOLDERS = ("assignments", "solutions", "tests")
 # Every engine run of pytest (a grader's, a student's check, a notebook's grader.check): no cache
-# folder, and no unraisableexception plugin, whose gc.collect() at the end of each run costs 0.1-0.6 s
-# once torch is imported (more in a notebook's kernel), for warnings about objects no grade reads.
-LEAN = ("-p", "no:cacheprovider", "-p", "no:unraisableexception")
+# folder, no unraisableexception plugin, whose gc.collect() at the end of each run costs 0.1-0.6 s
+# once torch is imported (more in a notebook's kernel), for warnings about objects no grade reads, and
+# no logging plugin, which adds and removes its capturing handlers around every phase of every test
+# (about 1 ms a test) for a "captured log" section no grade or feedback shows.
+LEAN = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:logging")
 PLUGIN = "autograder.labkit.plugin"
 # ... and no plugin but the engine's own (plugins()), named, never found: pytest's search of the
 # installed distributions' entry points reads the metadata of every one (30-40 ms in this project's

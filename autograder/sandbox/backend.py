@@ -446,8 +446,18 @@ class SandboxBackend:
                 name=name, error="not one value per call"))
         return value
 
-    def _exchange(self, name: str, payload: bytes, *, measure: bool = False, count: int = 1):
-        """Send one call message (``count`` calls of ``name``) and read its reply: (value, Measurement).
+    def call_chain(self, name: str, calls: list[dict], carry: tuple[str | None, ...]) -> list:
+        """A chain of calls of ``name`` in one message, one reply per call (``seam._Function.chain``)."""
+        if not calls:
+            return []
+        values, _m = self._exchange(name, seam.chain_message(name, calls, carry), chain=(len(calls), carry))
+        return values
+
+    def _exchange(self, name: str, payload: bytes, *, measure: bool = False, count: int = 1,
+                  chain: tuple[int, tuple[str | None, ...]] | None = None):
+        """Send one call message (``count`` calls of ``name``) and read its reply: (value, Measurement);
+        a chain of ``chain[0]`` calls: read one reply per call, each by its own deadline, and
+        give the list of values (``seam._Function.chain``).
 
         Whatever ends it before the whole reply is read (a time-out or crash here, or an
         exception raised into the grader: pytest-timeout's, a MemoryError, a KeyboardInterrupt)
@@ -455,12 +465,13 @@ class SandboxBackend:
         if self.in_flight:  # left so by nothing here; a worker owing a reply is never asked again
             self._kill()
         try:
-            return self._call(name, payload, measure=measure, count=count)
+            return self._call(name, payload, measure=measure, count=count, chain=chain)
         finally:
             if self.in_flight:
                 self._kill()
 
-    def _call(self, name: str, payload: bytes, *, measure: bool, count: int):
+    def _call(self, name: str, payload: bytes, *, measure: bool, count: int,
+              chain: tuple[int, tuple[str | None, ...]] | None):
         if self.broken:
             raise self.broken
         if name in self.timed_out:  # don't spend the limit again on every test
@@ -481,11 +492,37 @@ class SandboxBackend:
         t0 = time.perf_counter()
         self.calls += 1
         self.in_flight = True
+        raw = self._reply(name, deadline, count, send=payload)
+        if chain is None:
+            self.in_flight = False  # the whole reply is read: the worker owes nothing
+            measurement = self._measurement(time.perf_counter() - t0, cpu0) if measure else None
+            if measure:
+                self.group.thaw()
+            return self._value(name, raw), measurement
+        n, carry = chain
+        values = []
+        while True:  # one reply per call, each by its own deadline, as if the calls were made one by one
+            try:
+                values.append(self._value(name, raw))
+            except errors.StudentCodeError:
+                self.in_flight = False  # an error is the chain's last reply (or it ended the worker)
+                raise
+            if len(values) == n or not seam.feeds(values[-1], carry):
+                self.in_flight = False  # the worker ends the chain by the same rule: it owes nothing
+                return values, None
+            raw = self._reply(name, self._deadline(timeout), 1)
+
+    def _reply(self, name: str, deadline: clock.WorkerClock, count: int, send: bytes | None = None) -> bytes:
+        """The worker's next reply, whole, by ``deadline`` (after sending ``send``, if given); a
+        time-out, a death or an oversized message ends the worker and is the student's error."""
+        timeout = self.manifest.limits.timeout_s
         try:
-            channel.send(self.conn, payload)
+            if send is not None:
+                channel.send(self.conn, send)
             raw = self._recv(deadline, wire.MAX_BYTES + 4096)
             if self._out_of_memory():  # a child killed over the limit while the worker answered
                 raise channel.ChannelClosed("a process was killed over the memory limit")
+            return raw
         except socket.timeout:
             self._kill()
             if deadline.past_wall_end():
@@ -503,11 +540,9 @@ class SandboxBackend:
         except ValueError as exc:  # an oversized message
             self._kill()
             raise errors.StudentCodeError(errors.UNSUPPORTED, f"{name}(): {exc}") from None
-        self.in_flight = False  # the whole reply is read: the worker owes nothing
-        wall = time.perf_counter() - t0
-        measurement = self._measurement(wall, cpu0) if measure else None
-        if measure:
-            self.group.thaw()
+
+    def _value(self, name: str, raw: bytes):
+        """A reply's value; its error, the student's, raised; an unreadable one ends the worker."""
         try:
             msg = wire.loads(raw)
             del raw
@@ -520,7 +555,7 @@ class SandboxBackend:
             # the student's own words, whoever wrote them: never the grader's failure. What the
             # call printed goes in .output: the plugin shows it for public tests only
             raise errors.StudentCodeError.from_worker(msg["error"])
-        return msg["ok"], measurement
+        return msg["ok"]
 
     def _measurement(self, wall: float, cpu0: int | None) -> seam.Measurement:
         try:

@@ -161,7 +161,7 @@ class WorkerGroup:
         if folder is None:
             return None
         try:
-            return self._files.read(slot, *(folder / name for name in names))
+            return self._files.read(slot, folder, *names)
         except OSError:
             return None
 

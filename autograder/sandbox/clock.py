@@ -73,17 +73,18 @@ class ProcFiles:
 
     def __init__(self, pid: int | None):
         self.pid = pid
+        self._folder = f"/proc/{pid}"
         self._files = counters.Descriptors()
 
     def cpu_ticks(self) -> int | None:
         try:
-            return _ticks(self._files.read("stat", f"/proc/{self.pid}/stat"))
+            return _ticks(self._files.read("stat", self._folder, "stat"))
         except (OSError, ValueError, IndexError):
             return None
 
     def run_delay_ns(self) -> int | None:
         try:
-            return _delay(self._files.read("schedstat", f"/proc/{self.pid}/schedstat"))
+            return _delay(self._files.read("schedstat", self._folder, "schedstat"))
         except (OSError, ValueError, IndexError):
             return None
 

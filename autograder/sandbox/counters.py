@@ -20,16 +20,18 @@ class Descriptors:
     def __init__(self):
         self._fds: dict[str, int] = {}
 
-    def read(self, name: str, *paths) -> str:
-        """The text of counter ``name`` now; OSError where none of ``paths`` opens or the read fails."""
-        if name not in self._fds:
-            for path in paths:
+    def read(self, name: str, folder, *files: str) -> str:
+        """The text of counter ``name`` now; OSError where none of ``folder``'s ``files`` opens or
+        the read fails.  A path is made only to open it: most reads find the descriptor."""
+        fd = self._fds.get(name)
+        if fd is None:
+            for file in files:
                 with contextlib.suppress(OSError):
-                    self._fds[name] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                    fd = self._fds[name] = os.open(os.path.join(folder, file), os.O_RDONLY | os.O_CLOEXEC)
                     break
             else:
-                raise FileNotFoundError(f"no counter file {name} among {[str(p) for p in paths]}")
-        return os.pread(self._fds[name], 4096, 0).decode("ascii", "replace")
+                raise FileNotFoundError(f"no counter file {name} among {files} in {folder}")
+        return os.pread(fd, 4096, 0).decode("ascii", "replace")
 
     def close(self) -> None:
         for fd in self._fds.values():

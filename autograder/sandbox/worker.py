@@ -10,7 +10,8 @@ Messages to the grader, in order: ``{"worker_pid"}`` (from W),
 ``{"report"}`` (the isolation report, sent by the engine before any student
 code is loaded: it is what the result says protected the student's code),
 then, after the grader's ``{"go"}``, ``{"hello"}`` once the files are
-imported, and one reply per call.  Student code can write on this socket
+imported, and one reply per call (a chain of calls in one message gets one
+reply per call too).  Student code can write on this socket
 too, from its import on: the grader believes only the first two
 (``backend.SandboxBackend``) and reads the rest as the student's output.
 """
@@ -26,7 +27,7 @@ import time
 import traceback
 from pathlib import Path
 
-from autograder.calls import errors, loader, wire
+from autograder.calls import errors, loader, seam, wire
 from autograder.core import i18n
 from autograder.core.i18n import _
 from autograder.sandbox import channel, layers
@@ -164,23 +165,45 @@ def serve(conn: socket.socket, req: dict, files: dict[str, bytes], namespaces: b
             msg = wire.loads(channel.recv(conn, wire.MAX_BYTES))
         except (channel.ChannelClosed, OSError):
             os._exit(0)
-        channel.send(conn, _answer(msg, modules, failed, work, support))
+        for reply in _answers(msg, modules, failed, work, support):
+            channel.send(conn, reply)
 
 
-def _answer(msg: dict, modules, failed, work: Path, support_files: tuple[str, ...]) -> bytes:
-    """The reply to one call, or to ``"each"``: many keyword calls in order, whose values go back
-    as one list; the first that fails is the reply, and the calls after it are not made."""
+def _answers(msg: dict, modules, failed, work: Path, support_files: tuple[str, ...]):
+    """The replies to one message: one to a call, one to ``"each"`` (many keyword calls in
+    order, whose values go back as one list; the first that fails is the reply, and the calls
+    after it are not made), and one per call to ``"chain"`` (``seam._Function.chain``: each
+    call fed items of the previous value as the grader decodes it; the chain ends after an
+    error, or after a value that cannot feed the next call, by the grader's own rule)."""
     name = msg["fn"]
+    if "chain" not in msg:
+        if "each" in msg:  # each value encoded as its call returns: as if it had been sent alone
+            yield _answer(name, lambda fn, what, blobs: [
+                wire.encode(_one(fn, name, (), dict(kw), work, support_files), blobs, what) for kw in msg["each"]],
+                modules, failed, work)
+        else:
+            yield _answer(name, lambda fn, what, blobs: _one(fn, name, tuple(msg["args"]), dict(msg["kwargs"]), work,
+                                                             support_files), modules, failed, work)
+        return
+    carry, previous = tuple(msg["carry"]), None
+    for t, kw in enumerate(msg["chain"]):
+        kw = seam.fed(kw, previous, carry) if t else dict(kw)
+        reply = _answer(name, lambda fn, what, blobs: _one(fn, name, (), kw, work, support_files),
+                        modules, failed, work)
+        yield reply
+        answer = wire.loads(reply)
+        if "ok" not in answer or not seam.feeds(answer["ok"], carry):
+            return
+        previous = answer["ok"]
+
+
+def _answer(name: str, call, modules, failed, work: Path) -> bytes:
+    """The reply to ``call(fn, what, blobs)``: its value, or the student's error."""
     try:
         fn = loader.find_function(modules, name, failed, work)
         what, blobs = _("return value of {name}()").format(name=name), []
         try:
-            if "each" in msg:  # each value encoded as its call returns: as if it had been sent alone
-                value = [wire.encode(_one(fn, name, (), dict(kw), work, support_files), blobs, what)
-                         for kw in msg["each"]]
-            else:
-                value = _one(fn, name, tuple(msg["args"]), dict(msg["kwargs"]), work, support_files)
-            return wire.dumps({"ok": value}, what, blobs)
+            return wire.dumps({"ok": call(fn, what, blobs)}, what, blobs)
         except wire.WireError as exc:
             raise errors.StudentCodeError(errors.UNSUPPORTED, _("unsupported return type: {error}").format(error=exc)) from None
     except errors.StudentCodeError as exc:

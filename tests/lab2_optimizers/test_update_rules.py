@@ -39,10 +39,12 @@ def torch_replay(rule: str, params0: np.ndarray, grads: list[np.ndarray], hp: di
 
 
 def student_replay(code, rule: str, params0: np.ndarray, grads: list[np.ndarray], hp: dict):
-    fn = getattr(code, STEP_FN[rule])
-    params, state, path = params0, {}, []
-    for g in grads:
-        out = fn(params=params, grads=g, state=state, **hp)
+    """The student's step on the gradient sequence, each step fed the (params, state) the one
+    before returned (``chain``: the same calls as a loop here, in one round trip to the sandbox)."""
+    calls = [dict(grads=g, **hp) for g in grads]
+    calls[0].update(params=params0, state={})
+    path, state = [], {}
+    for out in getattr(code, STEP_FN[rule]).chain(calls, carry=("params", "state")):
         if not (isinstance(out, tuple) and len(out) == 2):
             raise AssertionError(M.say(M.WRONG_TYPE, what=_("{function}() return value").format(function=STEP_FN[rule]),
                                        case="", expected_type=_("a tuple (new_params, new_state)"),
@@ -204,10 +206,9 @@ def test_adamw_decay_alone_is_the_same_fraction_everywhere(student, rng):
     parameter by (1 - lr * weight_decay)^n, however large or small it is: derived by hand, not from torch."""
     params0 = rng.normal(size=(3, 4)) * 10 ** rng.uniform(-2, 2, size=(3, 4))  # sizes over four decades
     lr, weight_decay, steps = 1e-2, 0.1, 20
-    params, state = params0, {}
-    for _step in range(steps):
-        params, state = student.adamw_step(params=params, grads=np.zeros_like(params0), state=state, lr=lr,
-                                           weight_decay=weight_decay)
+    calls = [dict(grads=np.zeros_like(params0), lr=lr, weight_decay=weight_decay) for _step in range(steps)]
+    calls[0].update(params=params0, state={})
+    params, state = student.adamw_step.chain(calls, carry=("params", "state"))[-1]
     assert_close(params, params0 * (1 - lr * weight_decay) ** steps,
                  what=_("AdamW parameters after {steps} steps").format(steps=steps),
                  case=_("zero gradients, lr 1e-2, weight_decay 0.1: only the decay acts"), rtol=1e-12, atol=0)

@@ -1,10 +1,15 @@
-"""``student.fn.each([...])``: many small calls in one round trip, graded as if made one by one.
+"""``student.fn.each([...])`` and ``.chain([...])``: many small calls in one round trip, graded as if made one by one.
 
 A ring test calls a rank's step hundreds of times, and a sandboxed round
 trip costs more than such a call; ``each`` sends a step's calls together.
 It must not change what a test sees: the same values, in order, each taken
 as its call returned; the first failure raises as it would alone, and the
 calls after it are not made. In-process it is the plain loop.
+
+``chain`` is the loop of dependent calls (an optimizer's steps, fed the
+(params, state) the step before returned): one message, one reply per call,
+each call within its own time limit and fed a fresh copy, so a test sees
+the same values and errors as from the loop.
 """
 
 from __future__ import annotations
@@ -105,5 +110,117 @@ def test_calls_made_together_share_their_time_limits(toy_lab, tmp_path):
             nap.each([{"s": 1.2}] * 3)
         assert info.value.kind == errors.TIMEOUT
         assert info.value.message == "3 calls of nap() made together did not finish within 3 s (1 s a call)"
+    finally:
+        b.close()
+
+
+# -- chain: dependent calls, each fed what the one before returned ---------------------------
+CHAIN = '''
+import time
+
+_made = []
+
+
+def step(x, state, k):
+    _made.append(k)
+    return x + k, {"n": state.get("n", 0) + 1}
+
+
+def grows(x, state, k, bad):
+    _made.append(k)
+    if k == bad:
+        return [x]  # not a (x, state) tuple: the chain ends here
+    return x + 1, state
+
+
+def fails(x, state, k, bad):
+    _made.append(k)
+    if k == bad:
+        raise ValueError(f"no {k}")
+    return x, state
+
+
+def keeps(x, state, k):
+    _made.append(k)
+    state["seen"] = k  # changes its own input: a bug, caught as it would be alone
+    return x, state
+
+
+def made():
+    return list(_made)
+
+
+def nap(x, state, k, s):
+    time.sleep(s)
+    return x, state
+'''
+
+
+@pytest.fixture(params=["in-process", "sandbox"])
+def chained(request, toy_lab, tmp_path):
+    (tmp_path / "toy.py").write_text(CHAIN)
+    if request.param == "sandbox":
+        if os.geteuid() != 0:
+            pytest.skip("the full sandbox needs root (as on CI and Gradescope)")
+        backend = SandboxBackend(tmp_path, toy_lab.manifest, toy_lab.assignment_dir)
+    else:
+        backend = seam.InProcess(tmp_path, ("toy.py",))
+    yield seam.CodeProxy(backend)
+    backend.close()
+
+
+def _calls(n: int, **extra) -> list[dict]:
+    calls = [{"k": k, **extra} for k in range(1, n + 1)]
+    calls[0].update(x=np.zeros(2), state={})
+    return calls
+
+
+def test_chain_gives_what_the_calls_give_one_by_one(chained):
+    got = chained.step.chain(_calls(4), carry=("x", "state"))
+    x, state, want = np.zeros(2), {}, []
+    for k in range(1, 5):
+        x, state = chained.step(x=x, state=state, k=k)
+        want.append((x, state))
+    assert [type(g) for g in got] == [tuple] * 4
+    for (gx, gs), (wx, ws) in zip(got, want):
+        np.testing.assert_array_equal(gx, wx)
+        assert gs == ws
+    assert chained.made() == [1, 2, 3, 4] * 2 and chained.step.chain([], carry=("x", "state")) == []
+
+
+def test_a_value_that_cannot_feed_the_next_call_ends_the_chain(chained):
+    got = chained.grows.chain(_calls(5, bad=3), carry=("x", "state"))
+    assert len(got) == 3 and isinstance(got[-1], list)  # the test reads it as it would have alone
+    assert chained.made() == [1, 2, 3]  # 4 and 5 never ran
+    assert chained.grows(x=1.0, state={}, k=0, bad=9) == (2.0, {})  # the worker still answers
+
+
+def test_the_first_failure_in_a_chain_raises_as_alone(chained):
+    with pytest.raises(errors.StudentCodeError) as alone:
+        chained.fails(x=0.0, state={}, k=2, bad=2)
+    with pytest.raises(errors.StudentCodeError) as together:
+        chained.fails.chain(_calls(4, bad=2), carry=("x", "state"))
+    assert together.value.kind == alone.value.kind == errors.EXCEPTION
+    assert together.value.message == alone.value.message == "fails() raised ValueError: no 2"
+    assert chained.made() == [2, 1, 2]
+    with pytest.raises(errors.StudentCodeError) as changed:  # each call is fed a copy, checked as alone
+        chained.keeps.chain(_calls(2), carry=("x", "state"))
+    assert "state" in changed.value.message
+
+
+@needs_root
+def test_each_call_of_a_chain_keeps_its_own_time_limit(toy_lab, tmp_path):
+    (tmp_path / "toy.py").write_text(CHAIN)
+    m = toy_lab.manifest
+    m = dataclasses.replace(m, limits=dataclasses.replace(m.limits, timeout_s=1))
+    b = SandboxBackend(tmp_path, m, toy_lab.assignment_dir)
+    try:
+        nap = seam.CodeProxy(b).nap
+        assert len(nap.chain(_calls(3, s=0.6), carry=("x", "state"))) == 3  # 1.8 s, no call over 1 s
+        calls = _calls(3, s=0.1)
+        calls[1]["s"] = 5.0  # the second call never ends in time: cut off at its own limit, as alone
+        with pytest.raises(errors.StudentCodeError) as info:
+            nap.chain(calls, carry=("x", "state"))
+        assert info.value.kind == errors.TIMEOUT and info.value.message == "nap() timed out after 1 s"
     finally:
         b.close()
