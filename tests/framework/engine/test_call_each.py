@@ -60,9 +60,9 @@ def nap(s):
 '''
 
 
-@pytest.fixture(params=["in-process", "sandbox"])
-def proxy(request, toy_lab, tmp_path):
-    (tmp_path / "toy.py").write_text(CODE)
+def _proxies(request, toy_lab, tmp_path, code: str):
+    """``code`` as toy.py, called in process or sandboxed (``request.param``)."""
+    (tmp_path / "toy.py").write_text(code)
     if request.param == "sandbox":
         if os.geteuid() != 0:
             pytest.skip("the full sandbox needs root (as on CI and Gradescope)")
@@ -71,6 +71,11 @@ def proxy(request, toy_lab, tmp_path):
         backend = seam.InProcess(tmp_path, ("toy.py",))
     yield seam.CodeProxy(backend)
     backend.close()
+
+
+@pytest.fixture(params=["in-process", "sandbox"])
+def proxy(request, toy_lab, tmp_path):
+    yield from _proxies(request, toy_lab, tmp_path, CODE)
 
 
 def test_each_gives_what_the_calls_give_one_by_one(proxy):
@@ -97,12 +102,17 @@ def test_each_value_is_taken_as_its_call_returned(proxy):
     assert [g.tolist() for g in got] == [[1.0] * 3, [2.0] * 3, [3.0] * 3]
 
 
-@needs_root
-def test_calls_made_together_share_their_time_limits(toy_lab, tmp_path):
-    (tmp_path / "toy.py").write_text(CODE)
+def _one_second_backend(toy_lab, tmp_path, code: str) -> SandboxBackend:
+    """``code`` as toy.py in a sandbox whose calls have a 1 s limit each."""
+    (tmp_path / "toy.py").write_text(code)
     m = toy_lab.manifest
     m = dataclasses.replace(m, limits=dataclasses.replace(m.limits, timeout_s=1))
-    b = SandboxBackend(tmp_path, m, toy_lab.assignment_dir)
+    return SandboxBackend(tmp_path, m, toy_lab.assignment_dir)
+
+
+@needs_root
+def test_calls_made_together_share_their_time_limits(toy_lab, tmp_path):
+    b = _one_second_backend(toy_lab, tmp_path, CODE)
     try:
         nap = seam.CodeProxy(b).nap
         assert nap.each([{"s": 0.6}] * 3) == [0.6] * 3  # 1.8 s for three calls of 1 s each
@@ -158,15 +168,7 @@ def nap(x, state, k, s):
 
 @pytest.fixture(params=["in-process", "sandbox"])
 def chained(request, toy_lab, tmp_path):
-    (tmp_path / "toy.py").write_text(CHAIN)
-    if request.param == "sandbox":
-        if os.geteuid() != 0:
-            pytest.skip("the full sandbox needs root (as on CI and Gradescope)")
-        backend = SandboxBackend(tmp_path, toy_lab.manifest, toy_lab.assignment_dir)
-    else:
-        backend = seam.InProcess(tmp_path, ("toy.py",))
-    yield seam.CodeProxy(backend)
-    backend.close()
+    yield from _proxies(request, toy_lab, tmp_path, CHAIN)
 
 
 def _calls(n: int, **extra) -> list[dict]:
@@ -210,10 +212,7 @@ def test_the_first_failure_in_a_chain_raises_as_alone(chained):
 
 @needs_root
 def test_each_call_of_a_chain_keeps_its_own_time_limit(toy_lab, tmp_path):
-    (tmp_path / "toy.py").write_text(CHAIN)
-    m = toy_lab.manifest
-    m = dataclasses.replace(m, limits=dataclasses.replace(m.limits, timeout_s=1))
-    b = SandboxBackend(tmp_path, m, toy_lab.assignment_dir)
+    b = _one_second_backend(toy_lab, tmp_path, CHAIN)
     try:
         nap = seam.CodeProxy(b).nap
         assert len(nap.chain(_calls(3, s=0.6), carry=("x", "state"))) == 3  # 1.8 s, no call over 1 s
