@@ -72,9 +72,10 @@ def chain_message(name: str, calls: list[dict], carry: tuple[str | None, ...]) -
 
 
 def feeds(value, carry: tuple[str | None, ...]) -> bool:
-    """Can ``value``, a call's return value, feed the next call of a chain: a tuple of exactly
-    ``len(carry)`` items.  The grader and the worker end a chain by this one rule."""
-    return isinstance(value, tuple) and len(value) == len(carry)
+    """Can ``value``, a call's return value, feed the next call of a chain: a tuple or list of
+    exactly ``len(carry)`` items, what a test's own loop (``params, state = fn(...)``) would
+    unpack and pass on.  The grader and the worker end a chain by this one rule."""
+    return isinstance(value, (tuple, list)) and len(value) == len(carry)
 
 
 def fed(kwargs: dict, previous: tuple, carry: tuple[str | None, ...]) -> dict:
@@ -175,8 +176,8 @@ class _Function:
         Call ``t`` gets ``calls[t]``, and from the second on, item ``i`` of the previous
         value as keyword ``carry[i]`` (None: not passed on), a fresh copy as if the test had
         passed it back: an optimizer's steps return ``(params, state)``, ``carry=("params",
-        "state")``.  A value that cannot feed the next call (:func:`feeds`: not a tuple of
-        exactly ``len(carry)`` items) is the last one: the list is shorter, and the test reads
+        "state")``.  A value that cannot feed the next call (:func:`feeds`: not a tuple
+        or list of exactly ``len(carry)`` items) is the last one: the list is shorter, and the test reads
         that value as it would have alone, no later call made.
         The first call that fails raises as it would alone.  Sandboxed, the calls go in one
         message and come back one reply per call, each within its own per-call time limit,

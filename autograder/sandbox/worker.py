@@ -185,12 +185,14 @@ def _answers(msg: dict, modules, failed, work: Path, support_files: tuple[str, .
             yield _answer(name, lambda fn, what, blobs: _one(fn, name, tuple(msg["args"]), dict(msg["kwargs"]), work,
                                                              support_files), modules, failed, work)
         return
-    carry, previous = tuple(msg["carry"]), None
-    for t, kw in enumerate(msg["chain"]):
+    carry, previous, calls = tuple(msg["carry"]), None, msg["chain"]
+    for t, kw in enumerate(calls):
         kw = seam.fed(kw, previous, carry) if t else dict(kw)
         reply = _answer(name, lambda fn, what, blobs: _one(fn, name, (), kw, work, support_files),
                         modules, failed, work)
         yield reply
+        if t + 1 == len(calls):  # the last value feeds nothing: not decoded again
+            return
         answer = wire.loads(reply)
         if "ok" not in answer or not seam.feeds(answer["ok"], carry):
             return

@@ -139,8 +139,13 @@ def step(x, state, k):
 def grows(x, state, k, bad):
     _made.append(k)
     if k == bad:
-        return [x]  # not a (x, state) tuple: the chain ends here
+        return (x,)  # not an (x, state) pair: the chain ends here
     return x + 1, state
+
+
+def listed(x, state, k):
+    _made.append(k)
+    return [x + k, state]  # a list, not a tuple: a loop would unpack it and go on
 
 
 def fails(x, state, k, bad):
@@ -192,9 +197,15 @@ def test_chain_gives_what_the_calls_give_one_by_one(chained):
 
 def test_a_value_that_cannot_feed_the_next_call_ends_the_chain(chained):
     got = chained.grows.chain(_calls(5, bad=3), carry=("x", "state"))
-    assert len(got) == 3 and isinstance(got[-1], list)  # the test reads it as it would have alone
+    assert len(got) == 3 and len(got[-1]) == 1  # the test reads it as it would have alone
     assert chained.made() == [1, 2, 3]  # 4 and 5 never ran
     assert chained.grows(x=1.0, state={}, k=0, bad=9) == (2.0, {})  # the worker still answers
+
+
+def test_a_list_of_as_many_items_feeds_the_next_call_as_a_loop_unpacks_it(chained):
+    got = chained.listed.chain(_calls(3), carry=("x", "state"))
+    assert [g[0].tolist() for g in got] == [[1.0, 1.0], [3.0, 3.0], [6.0, 6.0]]
+    assert chained.made() == [1, 2, 3]
 
 
 def test_the_first_failure_in_a_chain_raises_as_alone(chained):
