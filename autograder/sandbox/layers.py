@@ -160,7 +160,8 @@ def build_root(new: Path, hide: list[Path]) -> dict:
     stashes = [UNDER_TMP / str(i) for i in range(len(under_tmp))]
     for k, stash in zip(under_tmp, stashes):
         _bind(k, new / stash.relative_to("/"))
-    read_only_everywhere(new)
+    # the devices' own mounts keep device access (nodev would make even /dev/null "permission denied")
+    read_only_everywhere(new, devices={dev / name for name in DEVICES})
     _pivot_root(new)
     return {"filesystem": "allow-list", "covered_inside_allowed": len(covered),
             "under_tmp": [[str(st), str(k)] for st, k in zip(stashes, under_tmp)]}
@@ -190,9 +191,11 @@ def _pivot_root(new: Path) -> None:
     os.chdir("/")
 
 
-def read_only_everywhere(under: Path) -> int:
-    """Remount every mount at or below ``under`` read-only.  Workers write only
-    to their own tmpfs (/tmp, /dev/shm), mounted later in their own namespace."""
+def read_only_everywhere(under: Path, devices: set[Path] = frozenset()) -> int:
+    """Remount every mount at or below ``under`` read-only, nosuid, and nodev but
+    for ``devices`` (bound device files: still read-only, a device written to
+    does not need a writable mount).  Workers write only to their own tmpfs
+    (/tmp, /dev/shm), mounted later in their own namespace."""
     with open("/proc/self/mountinfo") as f:
         points = sorted({line.split()[4] for line in f}, key=len)
     done = 0
@@ -200,8 +203,9 @@ def read_only_everywhere(under: Path) -> int:
         mp = mp.encode().decode("unicode_escape")  # mountinfo escapes spaces as \040
         if not is_within(Path(mp), under):
             continue
+        nodev = 0 if Path(mp) in devices else MS_NODEV
         try:
-            _mount("none", mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+            _mount("none", mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | nodev)
             done += 1
         except OSError:
             try:  # some mounts refuse nodev/nosuid changes; read-only is what matters

@@ -1,7 +1,8 @@
 """The zygote: a warm parent that forks sandboxed workers in milliseconds.
 
-It is exec'd fresh by the grader (never forked from it), imports numpy and
-torch with one thread, and then only forks.  It never loads the reference,
+It is exec'd fresh by the grader (never forked from it), imports what the
+course file's ``[sandbox] preload`` lists (the course's: numpy and torch, on
+one thread), and then only forks.  It never loads the reference,
 a test or an expected value, and holds no open grader file: a forked child
 inherits all of the parent's memory and descriptors (docs/sandbox.md).
 
@@ -38,7 +39,8 @@ MAX_PROBED = 20_000  # paths a probe asks about; breadth first, so a folder befo
 
 def preload(modules: list[str]) -> None:
     """Import what student code commonly imports (the course file's
-    ``[sandbox] preload``, passed by the grader), so a worker pays nothing."""
+    ``[sandbox] preload``, passed by the grader), so a worker pays nothing;
+    only that (torch alone is a second of CPU a zygote)."""
     import importlib
 
     for name in modules:
@@ -51,8 +53,9 @@ def preload(modules: list[str]) -> None:
 
     for lang in i18n.LANGS:  # compile the engine's catalogs once; workers only look up
         i18n.translations(lang, None)
-    import torch
-
+    torch = sys.modules.get("torch")
+    if torch is None:  # not on the course's list (the engine's toy lab): a worker that uses it imports it
+        return         # after its fork, on one thread by the variables set above
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
     torch.ones(2) @ torch.ones(2)  # initialise once, single-threaded, before any fork

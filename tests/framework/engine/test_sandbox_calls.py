@@ -74,6 +74,13 @@ def nap(n):
     import time
     time.sleep(n)
     return 0.0
+
+
+def devices(n):
+    with open(os.devnull, "w") as sink:  # a correct way to silence output
+        print("quiet", file=sink)
+    with open("/dev/urandom", "rb") as r, open("/dev/zero", "rb") as z:  # how torch seeds itself
+        return float(len(r.read(n)) + len(z.read(n)))
 '''
 
 
@@ -123,6 +130,14 @@ def test_a_small_call_measures_small(backend):
     # The baseline: what the fresh worker holds before student code; the module itself
     # (48 MiB at import) counts, a call that allocates nothing adds nothing beyond it.
     assert _peak(backend, "tiny", n=1) < 60 * MIB
+
+
+@needs_root
+def test_the_workers_minimal_dev_works(backend):
+    """The root's /dev files are read-only mounts, not nodev ones: opening /dev/null once
+    failed with "Permission denied", and so did a torch imported by a worker (the course's
+    zygote preloads it; the toy's does not)."""
+    assert backend.call("devices", (), {"n": 8})[0] == 16.0
 
 
 @needs_root
