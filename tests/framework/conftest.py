@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -97,6 +101,43 @@ def toy_root(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("IRONLAW_ROOT", str(root))
     monkeypatch.setenv("COLUMNS", "250")  # rich must not wrap the lines the tests read
     return root
+
+
+@pytest.fixture(scope="session")
+def session_dir(tmp_path_factory) -> Path:
+    """Where this session's processes meet: under xdist each worker's temporary tree is a folder
+    of the session's (``pytest-N/popen-gw0``), so the session's folder; alone, this process's own."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def checkout_closed(session_dir):
+    """``with checkout_closed():`` this checkout's secret folders (``backend.secret_list``: the
+    solutions and the tests) at mode 700 for the block, as setup.sh leaves Gradescope's source/,
+    then as they were.  One block at a time in the whole session, the xdist workers' too: two
+    that overlapped (test_hostile.py's and test_gradescope.py's, in two workers) each restored
+    the modes it had found, so one reopened the solutions in the middle of the other's batch,
+    and a hostile submission read them.  Nothing below them is closed on its own: a copy of the
+    toy project made meanwhile (``toy_root``) would copy its mode, and no worker could read it."""
+    from autograder.sandbox import backend
+
+    lock = FileLock(str(session_dir / "checkout-modes.lock"))
+
+    @contextlib.contextmanager
+    def closed():
+        with lock:
+            folders = [Path(p) for p in backend.secret_list()]
+            saved = {d: stat.S_IMODE(d.stat().st_mode) for d in folders}
+            try:
+                for d in folders:
+                    d.chmod(0o700)
+                yield
+            finally:
+                for d, mode in saved.items():
+                    d.chmod(mode)
+
+    return closed
 
 
 @pytest.fixture

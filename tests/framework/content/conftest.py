@@ -28,15 +28,12 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="session")
-def shared_once(tmp_path_factory):
-    """``once(name, make)``: the folder ``make(folder)`` filled, made once per session.
-
-    Under xdist each worker's temporary tree is a folder of the session's (``pytest-N/popen-gw0``),
-    so the session's folder is where the workers meet; alone, it is this process's own.  A ``make``
-    that failed part-way leaves no mark of completion: the next to ask makes it again (and fails
-    again, in its own test)."""
-    base = tmp_path_factory.getbasetemp()
-    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "made-once"
+def shared_once(session_dir):
+    """``once(name, make)``: the folder ``make(folder)`` filled, made once per session, in the
+    folder where the session's xdist workers meet (``session_dir``).  A ``make`` that failed
+    part-way leaves no mark of completion: the next to ask makes it again (and fails again, in
+    its own test)."""
+    root = session_dir / "made-once"
     root.mkdir(exist_ok=True)
 
     def once(name: str, make) -> Path:

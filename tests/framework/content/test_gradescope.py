@@ -11,6 +11,7 @@ uid drop and file modes keep the worker out of the reference.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -60,8 +61,11 @@ def test_zip_contents(autograder_zip, tmp_path):
     assert again.read_bytes() == autograder_zip.read_bytes(), "the zip must be reproducible"
 
 
-def _gradescope(autograder_zip: Path, root: Path, files: dict[str, str], *, namespaces: bool) -> dict:
-    """Lay out /autograder under ``root``, run run_autograder, return results.json."""
+def _gradescope(autograder_zip: Path, root: Path, files: dict[str, str], *, namespaces: bool,
+                closed=contextlib.nullcontext) -> dict:
+    """Lay out /autograder under ``root``, run run_autograder, return results.json; without
+    namespaces, within ``closed()`` (the ``checkout_closed`` fixture), where it needs this
+    checkout's secret folders closed."""
     gradescope_zip.lay_out(autograder_zip, root, files, upload="my lab2")  # found by name anywhere inside
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "IRONLAW_PYTHON": sys.executable}
     env.pop(labs.ROOT_ENV, None)  # the engine must find the lab in source/ by itself
@@ -72,33 +76,25 @@ def _gradescope(autograder_zip: Path, root: Path, files: dict[str, str], *, name
         proc = subprocess.run(cmd, env=env, cwd="/", capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     else:  # this Python lies under a mode-700 home: make it reachable, as setup.sh's install is
-        assert _run_with_reachable_python(cmd, env, root / "log.txt") == 0, (root / "log.txt").read_text()[-3000:]
+        with closed():  # the engine's checkout at mode 700, as setup.sh leaves Gradescope's source/
+            assert _run_with_reachable_python(cmd, env, root / "log.txt") == 0, (root / "log.txt").read_text()[-3000:]
     return json.loads((root / "results" / "results.json").read_text())
 
 
 def _run_with_reachable_python(cmd: list[str], env: dict, log: Path) -> int:
     """Run ``cmd`` in a forked child whose own mount namespace makes this Python
-    reachable by an unprivileged uid (layers.make_python_reachable); the engine's
-    checkout is made mode 700 meanwhile, as setup.sh leaves Gradescope's source/."""
-    secrets = [REPO / d for d in ("solutions", "tests")]
-    saved = {d: stat.S_IMODE(d.stat().st_mode) for d in secrets}
-    try:
-        for d in secrets:
-            d.chmod(0o700)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                layers.make_python_reachable()
-                with open(log, "w") as f:
-                    code = subprocess.run(cmd, env=env, cwd="/", stdout=f, stderr=subprocess.STDOUT,
-                                          timeout=600).returncode
-            finally:
-                os._exit(code)
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    finally:
-        for d, mode in saved.items():
-            d.chmod(mode)
+    reachable by an unprivileged uid (layers.make_python_reachable)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            layers.make_python_reachable()
+            with open(log, "w") as f:
+                code = subprocess.run(cmd, env=env, cwd="/", stdout=f, stderr=subprocess.STDOUT,
+                                      timeout=600).returncode
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 def _lab_files(folder: Path) -> dict[str, str]:
@@ -106,8 +102,9 @@ def _lab_files(folder: Path) -> dict[str, str]:
 
 
 @needs_root
-def test_reference_full_marks_in_gradescope_shape(autograder_zip, tmp_path):
-    res = _gradescope(autograder_zip, tmp_path / "autograder", _lab_files(LAB.solution_dir), namespaces=False)
+def test_reference_full_marks_in_gradescope_shape(autograder_zip, tmp_path, checkout_closed):
+    res = _gradescope(autograder_zip, tmp_path / "autograder", _lab_files(LAB.solution_dir), namespaces=False,
+                      closed=checkout_closed)
     # every tested point; the reflections (marked by hand) are pending and no predictions.json is uploaded here
     assert res["score"] == sum(q.points for q in LAB.manifest.tested), res["output"]
     # every test passes; the one row that does not is the predictions' participation point: no
@@ -132,7 +129,7 @@ def open_tmp():
 
 
 @needs_root
-def test_stub_that_tries_to_read_the_reference_scores_zero(autograder_zip, open_tmp):
+def test_stub_that_tries_to_read_the_reference_scores_zero(autograder_zip, open_tmp, checkout_closed):
     """Without namespaces, the 700 modes run_autograder sets are all that hide source/."""
     root = open_tmp / "autograder"
     files = {}
@@ -140,7 +137,7 @@ def test_stub_that_tries_to_read_the_reference_scores_zero(autograder_zip, open_
         ref = root / "source" / "solutions" / LAB.name / name  # where run_autograder's reference lies
         files[name] = text + (f"\n\ntry:  # load the reference over the stub\n"
                               f"    exec(open({str(ref)!r}).read())\nexcept OSError:\n    pass\n")
-    res = _gradescope(autograder_zip, root, files, namespaces=False)
+    res = _gradescope(autograder_zip, root, files, namespaces=False, closed=checkout_closed)
     assert (root / "source" / "solutions" / LAB.name / "optimizers.py").is_file()  # the path was right
     assert res["score"] == 0, "the worker read the reference from the autograder's source folder"
     assert not res["extra_data"]["isolation"]["mount_namespace"]

@@ -22,8 +22,6 @@ import os
 import pwd
 import re
 import shutil
-import stat
-import sys
 import tomllib
 from pathlib import Path
 
@@ -258,20 +256,13 @@ def _check_tree_bound(iso: dict) -> None:
     assert iso["tree_memory_mb"] == nproc * MEMORY_MB + 256 + 64
 
 
-def test_hostile_batch_world_readable_python(toy_root, tmp_path, monkeypatch):
+def test_hostile_batch_world_readable_python(toy_root, tmp_path, monkeypatch, checkout_closed):
     """No namespaces: the uid drop, file modes, rlimits and seccomp alone.  Where
     this Python lies under a mode-700 home, the run makes it reachable first."""
     monkeypatch.setenv(layers.NO_NAMESPACES_ENV, "1")
     _tight_limits(toy_root)
-    secrets = [Path(p) for p in backend.secret_list()]
-    saved = {d: stat.S_IMODE(d.stat().st_mode) for d in secrets}
-    try:
-        for d in secrets:  # what setup.sh does on Gradescope; otherwise the engine refuses
-            d.chmod(0o700)
+    with checkout_closed():  # what setup.sh does on Gradescope; otherwise the engine refuses
         rows, out = _grade_batch(tmp_path, reachable_python=not layers.zygote_can_drop_uid())
-    finally:
-        for d, mode in saved.items():
-            d.chmod(mode)
     _check_batch(rows, out, expect_control=5.0, private_tmp=False)
     iso = json.loads((out / "results" / "control.json").read_text())["extra_data"]["isolation"]
     assert not iso["mount_namespace"] and iso["privileges"] == "own unprivileged uid"
@@ -292,21 +283,14 @@ def test_exposed_secrets_are_refused_without_namespaces(toy_root, tmp_path, monk
     assert "the score below is pending" in fb
 
 
-def test_gradescope_shape(toy_root, tmp_path, monkeypatch):
+def test_gradescope_shape(toy_root, tmp_path, monkeypatch, checkout_closed):
     """Root without CAP_SYS_ADMIN: no namespaces.  The uid drop, file modes,
     rlimits, seccomp and the separate scorer must still hold, or the
     sandbox must refuse to run rather than grade unprotected."""
     monkeypatch.setenv(layers.NO_NAMESPACES_ENV, "1")
     _tight_limits(toy_root)
-    secret_dirs = [Path(p) for p in backend.secret_list()] + [Path(__file__).resolve().parents[1] / "fixtures" / "toyroot"]
-    saved = {d: stat.S_IMODE(d.stat().st_mode) for d in secret_dirs}
-    try:
-        for d in secret_dirs:  # what setup.sh does on Gradescope
-            d.chmod(0o700)
+    with checkout_closed():  # what setup.sh does on Gradescope
         rows, out = _grade_batch(tmp_path, rc=0 if layers.zygote_can_drop_uid() else 1)
-    finally:
-        for d, mode in saved.items():
-            d.chmod(mode)
     if layers.zygote_can_drop_uid():
         _check_batch(rows, out, expect_control=5.0, private_tmp=False)
         iso = json.loads((out / "results" / "control.json").read_text())["extra_data"]["isolation"]
