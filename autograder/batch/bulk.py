@@ -29,7 +29,7 @@ from autograder.batch import (export, feedback, gradebook, late, manual, platfor
                               summary)
 from autograder.core import stubs
 from autograder.core import i18n, labs, untrusted
-from autograder.core.files import run_folder, valid_text
+from autograder.core.files import run_folder, stop_requested, stopped_by, valid_text
 from autograder.core.i18n import _
 from autograder.core.manifest import Manifest
 from autograder.core.results import SubmissionResult
@@ -336,7 +336,7 @@ def grade_folder(lab: labs.Lab, intake: platforms.Intake, out: Path, *,
         def one(i: str) -> SubmissionResult:
             # A crash (not one submission's error: those are results) stops the batch at once,
             # from the thread where it happened: no queued submission starts after it.
-            if stop.is_set():
+            if stop.is_set() or stopped_by() is not None:  # or Ctrl-C, even one the main thread lost
                 raise Stopped(i)
             try:
                 return grade_entry(lab, i, staged[i], out, sandbox=sandbox, pool=pool, shown=shown,
@@ -362,6 +362,8 @@ def grade_folder(lab: labs.Lab, intake: platforms.Intake, out: Path, *,
                     batch.results[res.submission] = res
                     book.add(res)  # appended after every submission: a killed run loses nothing graded
                     progress.advance(task)
+                    stop_requested()  # Ctrl-C or SIGTERM, even one whose exception was lost
+                stop_requested()  # the last ones were never started
             except BaseException:
                 # Ctrl-C or a crash: stop here, without grading what waits (the executor
                 # would otherwise run every queued submission before letting go).

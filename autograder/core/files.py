@@ -253,13 +253,13 @@ def run_folder(what: str) -> Iterator[Path]:
     Mode 711: a worker's own folder (a dropped uid's, without namespaces) can lie
     inside, while no other uid can list it; everything in it is made by ``mkdtemp``
     (mode 700).  Removed at the end, whatever ends the run: an exception, Ctrl-C,
-    or SIGTERM (turned into SystemExit here, in the main thread).  Runs killed
+    or SIGTERM (turned into SystemExit here, in the main thread: :func:`stop_requested`).  Runs killed
     outright are swept first (:func:`sweep_stale`)."""
     sweep_stale()
     path = Path(tempfile.mkdtemp(prefix=owned_name(what)))
     os.chmod(path, 0o711)
     saved_tempdir = tempfile.tempdir
-    restore_term = _exit_on_sigterm()
+    restore_term = _stop_on_signals()
     try:
         with scoped_environ(TMPDIR=str(path)):
             tempfile.tempdir = str(path)
@@ -272,19 +272,53 @@ def run_folder(what: str) -> Iterator[Path]:
         restore_term()
 
 
-def _exit_on_sigterm():
-    """SIGTERM raises SystemExit (so ``finally`` blocks run) until the returned function is called."""
+_STOP: dict[str, int | None] = {"signum": None}  # the SIGINT or SIGTERM that came while a run folder lasted
+
+
+def stopped_by() -> int | None:
+    """The SIGINT or SIGTERM that came while this run folder lasted, if one did."""
+    return _STOP["signum"]
+
+
+def stop_requested() -> None:
+    """Raise what the run's SIGINT (KeyboardInterrupt) or SIGTERM (SystemExit) raised, if one came.
+
+    The handler raises at once, in the main thread; but an exception raised while that thread
+    runs a finalizer (an object's ``__del__``) is printed and dropped, and a batch that lost its
+    Ctrl-C that way went on to grade every submission.  The signal is remembered too: a loop
+    asks here between submissions, and a grading thread before it starts one."""
+    signum = stopped_by()
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    if signum is not None:
+        raise SystemExit(128 + signum)
+
+
+def _stop_on_signals():
+    """Until the returned function is called: SIGTERM raises SystemExit and SIGINT
+    KeyboardInterrupt (so ``finally`` blocks run), each remembered for :func:`stop_requested`
+    until then.
+    A SIGINT this process was started ignoring (a job started with ``nohup``) stays ignored."""
+    _STOP["signum"] = None
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
     def stop(signum, frame):
-        raise SystemExit(128 + signum)
+        _STOP["signum"] = signum
+        stop_requested()
 
+    signals = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])
     try:
-        before = signal.signal(signal.SIGTERM, stop)
+        before = {s: signal.signal(s, stop) for s in signals}
     except ValueError:  # not the main interpreter
         return lambda: None
-    return lambda: signal.signal(signal.SIGTERM, before)
+
+    def restore():
+        for s, h in before.items():
+            signal.signal(s, h)
+        _STOP["signum"] = None  # what came was this run's
+
+    return restore
 
 
 def read_toml(path: Path, error: type[Exception]) -> dict:

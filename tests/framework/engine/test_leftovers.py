@@ -139,3 +139,22 @@ def test_a_notebook_set_up_leaves_nothing(tmp_path, fresh_tmp, outcome):
     during = eval(proc.stdout.strip().splitlines()[-1])
     assert (len(during) == 1 and during[0].startswith("ironlaw-constraints-")) if outcome == "failed" else during == []
     assert _left(fresh_tmp, wait_s=0) == []
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the dropped exception, as expected
+def test_a_stop_signal_is_remembered_when_its_exception_is_lost(tmp_path, monkeypatch):
+    """The main thread can be running an object's finalizer when Ctrl-C's handler raises: the
+    exception is printed and dropped there ("Exception ignored in ... __del__"), and a batch
+    that lost it so graded every submission.  The signal is remembered (files.stop_requested),
+    and the batch asks between submissions."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs here, inside the finalizer
+
+    with files.run_folder("stop"):
+        Finalized()  # collected at once: its KeyboardInterrupt goes nowhere
+        with pytest.raises(KeyboardInterrupt):
+            files.stop_requested()
+    files.stop_requested()  # the run is over: nothing is asked any more
