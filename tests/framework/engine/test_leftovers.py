@@ -49,8 +49,11 @@ def _env(tmp: Path, **extra) -> dict[str, str]:
 
 
 def _start_grade(subs: Path, out: Path, tmp: Path) -> subprocess.Popen:
+    # Ctrl-C's default: a suite started in the background by a script (`cmd &`) has SIGINT
+    # ignored, and a Python started so keeps ignoring it, as `grade` does (files.run_folder)
     return subprocess.Popen([sys.executable, "-m", "autograder", "grade", "labx", str(subs), "--out", str(out),
                              "--jobs", "1"], env=_env(tmp), start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -153,8 +156,12 @@ def test_a_stop_signal_is_remembered_when_its_exception_is_lost(tmp_path, monkey
         def __del__(self):
             os.kill(os.getpid(), signal.SIGINT)  # the handler runs here, inside the finalizer
 
-    with files.run_folder("stop"):
-        Finalized()  # collected at once: its KeyboardInterrupt goes nowhere
-        with pytest.raises(KeyboardInterrupt):
-            files.stop_requested()
-    files.stop_requested()  # the run is over: nothing is asked any more
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # not ignored, whatever started this suite
+    try:
+        with files.run_folder("stop"):
+            Finalized()  # collected at once: its KeyboardInterrupt goes nowhere
+            with pytest.raises(KeyboardInterrupt):
+                files.stop_requested()
+        files.stop_requested()  # the run is over: nothing is asked any more
+    finally:
+        signal.signal(signal.SIGINT, before)
