@@ -259,7 +259,7 @@ def run_folder(what: str) -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix=owned_name(what)))
     os.chmod(path, 0o711)
     saved_tempdir = tempfile.tempdir
-    restore_term = _stop_on_signals()
+    restore_signals = _stop_on_signals()
     try:
         with scoped_environ(TMPDIR=str(path)):
             tempfile.tempdir = str(path)
@@ -269,7 +269,7 @@ def run_folder(what: str) -> Iterator[Path]:
                 tempfile.tempdir = saved_tempdir
     finally:
         remove_tree(path)
-        restore_term()
+        restore_signals()
 
 
 _STOP: dict[str, int | None] = {"signum": None}  # the SIGINT or SIGTERM that came while a run folder lasted
@@ -285,8 +285,8 @@ def stop_requested() -> None:
 
     The handler raises at once, in the main thread; but an exception raised while that thread
     runs a finalizer (an object's ``__del__``) is printed and dropped, and a batch that lost its
-    Ctrl-C that way went on to grade every submission.  The signal is remembered too: a loop
-    asks here between submissions, and a grading thread before it starts one."""
+    Ctrl-C that way would grade every submission.  The signal is remembered too: a loop asks
+    here between submissions, and a grading thread before it starts one."""
     signum = stopped_by()
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
@@ -296,9 +296,8 @@ def stop_requested() -> None:
 
 def _stop_on_signals():
     """Until the returned function is called: SIGTERM raises SystemExit and SIGINT
-    KeyboardInterrupt (so ``finally`` blocks run), each remembered for :func:`stop_requested`
-    until then.
-    A SIGINT this process was started ignoring (a job started with ``nohup``) stays ignored."""
+    KeyboardInterrupt (so ``finally`` blocks run), each remembered for :func:`stop_requested`.
+    A SIGINT this process was started ignoring (a shell script's background job) stays ignored."""
     _STOP["signum"] = None
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
