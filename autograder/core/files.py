@@ -253,7 +253,7 @@ def run_folder(what: str) -> Iterator[Path]:
     Mode 711: a worker's own folder (a dropped uid's, without namespaces) can lie
     inside, while no other uid can list it; everything in it is made by ``mkdtemp``
     (mode 700).  Removed at the end, whatever ends the run: an exception, Ctrl-C,
-    or SIGTERM (turned into SystemExit here, in the main thread: :func:`stop_requested`).  Runs killed
+    or SIGTERM (raised here, in the main thread, and remembered: :func:`stop_requested`).  Runs killed
     outright are swept first (:func:`sweep_stale`)."""
     sweep_stale()
     path = Path(tempfile.mkdtemp(prefix=owned_name(what)))
@@ -272,7 +272,9 @@ def run_folder(what: str) -> Iterator[Path]:
         restore_signals()
 
 
-_STOP: dict[str, int | None] = {"signum": None}  # the SIGINT or SIGTERM that came while a run folder lasted
+# the SIGINT or SIGTERM that came while the main thread's run folders lasted, and how many are open
+# (an export's unpacked folder holds the batch's: what comes in the inner one is the outer one's too)
+_STOP: dict[str, int | None] = {"signum": None, "open": 0}
 
 
 def stopped_by() -> int | None:
@@ -297,8 +299,9 @@ def stop_requested() -> None:
 def _stop_on_signals():
     """Until the returned function is called: SIGTERM raises SystemExit and SIGINT
     KeyboardInterrupt (so ``finally`` blocks run), each remembered for :func:`stop_requested`.
-    A SIGINT this process was started ignoring (a shell script's background job) stays ignored."""
-    _STOP["signum"] = None
+    A SIGINT this process was started ignoring (a shell script's background job) stays ignored.
+    Only in the main thread, where Python runs signal handlers; the outermost run forgets the
+    signal when it ends."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
@@ -311,11 +314,14 @@ def _stop_on_signals():
         before = {s: signal.signal(s, stop) for s in signals}
     except ValueError:  # not the main interpreter
         return lambda: None
+    _STOP["open"] += 1
 
     def restore():
         for s, h in before.items():
             signal.signal(s, h)
-        _STOP["signum"] = None  # what came was this run's
+        _STOP["open"] -= 1
+        if not _STOP["open"]:
+            _STOP["signum"] = None  # what came was this run's
 
     return restore
 

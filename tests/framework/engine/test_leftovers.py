@@ -148,8 +148,9 @@ def test_a_notebook_set_up_leaves_nothing(tmp_path, fresh_tmp, outcome):
 def test_a_stop_signal_is_remembered_when_its_exception_is_lost(tmp_path, monkeypatch):
     """The main thread can be running an object's finalizer when Ctrl-C's handler raises: the
     exception is printed and dropped there ("Exception ignored in ... __del__"), and a batch
-    that lost it so graded every submission.  The signal is remembered (files.stop_requested),
-    and the batch asks between submissions."""
+    that lost it so would grade every submission.  The signal is remembered (files.stop_requested),
+    by the outer run folder too (an export's holds the batch's), and the batch asks between
+    submissions."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
     class Finalized:
@@ -158,8 +159,11 @@ def test_a_stop_signal_is_remembered_when_its_exception_is_lost(tmp_path, monkey
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)  # not ignored, whatever started this suite
     try:
-        with files.run_folder("stop"):
-            Finalized()  # collected at once: its KeyboardInterrupt goes nowhere
+        with files.run_folder("export"):
+            with files.run_folder("batch"):
+                Finalized()  # collected at once: its KeyboardInterrupt goes nowhere
+                with pytest.raises(KeyboardInterrupt):
+                    files.stop_requested()
             with pytest.raises(KeyboardInterrupt):
                 files.stop_requested()
         files.stop_requested()  # the run is over: nothing is asked any more
