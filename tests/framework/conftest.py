@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,19 @@ LONG_FIRST = (
     "engine/test_mutants.py",
     "engine/test_feedback_safety.py",
 )
+
+
+def pytest_configure(config):
+    """The suite keeps the bytecode of the project's own files, whatever PYTHONDONTWRITEBYTECODE
+    says (this machine's environment and .ci/run set it).  The suite starts hundreds of Python
+    processes, graders, CLIs and kernels, and a warm grader imports a lab's test files again for
+    every submission; without cached bytecode each compiles the engine again and has pytest
+    rewrite the asserts of every test file it imports (measured: about 60 CPU-seconds of a
+    fresh clone's run, docs/performance.md).  Here, so that only the suite does: this process
+    (an xdist worker, which collects every test file first) and the processes it starts write
+    the caches (``__pycache__``, ignored by git), and the graders they start read them."""
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def pytest_collection_modifyitems(items):
