@@ -57,8 +57,8 @@ def pytest_configure(config):
     says (this machine's environment and .ci/run set it).  The suite starts hundreds of Python
     processes, graders, CLIs and kernels, and a warm grader imports a lab's test files again for
     every submission; without cached bytecode each compiles the engine again and has pytest
-    rewrite the asserts of every test file it imports (measured: about 60 CPU-seconds of a
-    fresh clone's run, docs/performance.md).  Here, so that only the suite does: this process
+    rewrite the asserts of every test file it imports (measured: about 40 of a fresh clone's
+    ~640 CPU-seconds, docs/performance.md).  Here, so that only the suite does: this process
     (an xdist worker, which collects every test file first) and the processes it starts write
     the caches (``__pycache__``, ignored by git), and the graders they start read them."""
     sys.dont_write_bytecode = False
