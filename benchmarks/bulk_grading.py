@@ -28,6 +28,8 @@ variant costs what its tests cost, not what the engine costs.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -48,9 +50,20 @@ def make_batch(lab: labs.Lab, n: int, dest: Path, mix: list[str] | None = None) 
             (sub / name).write_text(f"{text}\n# submission {i}\n")
 
 
-def timed(**kwargs) -> float:
-    t0 = time.perf_counter()
+def cpu_s() -> float:
+    """CPU-seconds (user + system) of this process and of every process it and its children waited for.
+
+    ``grade`` runs here; its zygote, graders and workers are its descendants, each reaped by its parent.
+    """
+    return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                        resource.RUSAGE_CHILDREN)))
+
+
+def timed(cpu: dict[str, float] | None = None, key: str = "", **kwargs) -> float:
+    t0, c0 = time.perf_counter(), cpu_s()
     assert grade.main(quiet=True, **kwargs) == 0
+    if cpu is not None:
+        cpu[key] = cpu_s() - c0
     return time.perf_counter() - t0
 
 
@@ -61,8 +74,9 @@ def measure(lab: labs.Lab, n: int, mix: list[str] | None = None) -> dict[str, fl
         make_batch(lab, n, subs, mix)
         make_batch(lab, 1, alone)  # the reference (the first candidate), by itself
         t0 = timed(lab=lab.short, submissions_dir=str(alone), out=str(Path(tmp) / "a"), jobs=1)
-        t1 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j1"), jobs=1)
-        t2 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
+        cpu: dict[str, float] = {}
+        t1 = timed(cpu, "cpu1", lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j1"), jobs=1)
+        t2 = timed(cpu, "cpu2", lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
         jd = default_jobs([lab])
         td = t2 if jd == 2 else timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "jd"), jobs=jd)
         tr = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
@@ -73,7 +87,7 @@ def measure(lab: labs.Lab, n: int, mix: list[str] | None = None) -> dict[str, fl
     tests = sum(t.duration_s for r in graded for t in r.tests) / len(graded)
     grader = sum(r.duration_s for r in graded) / len(graded)
     return {"alone": t0, "jobs1": t1, "jobs2": t2, "default": td, "default_jobs": jd, "resume": tr, "tests": tests,
-            "grader": grader}
+            "grader": grader, **cpu}
 
 
 def main() -> None:
@@ -101,6 +115,17 @@ def main() -> None:
         print(f"{short:<6}{t['grader']:>12.2f}{t['tests']:>12.2f}{t['grader'] - t['tests']:>12.2f}")
     print("test calls: student code in its worker and the tests' own work; the rest: pytest's "
           "collection, fixtures and report")
+    cores = os.cpu_count() or 1
+    print(f"\nthe CPU the batches took (user + system, every process of the run), and the most --jobs 2 could gain "
+          f"on this machine's {cores} cores:")
+    print(f"{'lab':<6}{'jobs1 CPU s':>13}{'busy cores':>12}{'jobs2 CPU s':>13}{'busy cores':>12}{'speed-up':>10}"
+          f"{'at most':>9}")
+    for short, t in rows.items():
+        bound = cores * t["jobs1"] / t["cpu2"]  # --jobs 2 cannot finish before its CPU-seconds spread over every core
+        print(f"{short:<6}{t['cpu1']:>13.1f}{t['cpu1'] / t['jobs1']:>12.2f}{t['cpu2']:>13.1f}"
+              f"{t['cpu2'] / t['jobs2']:>12.2f}{t['jobs1'] / t['jobs2']:>9.2f}x{bound:>8.2f}x")
+    print("at most: (cores x the --jobs 1 batch's seconds) / the --jobs 2 batch's CPU-seconds; --jobs 1 is one grader "
+          "at a time, but its zygote, workers and the batch's own process run beside it")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ from autograder.core import labs
 GOAL_S = 0.5
 # `check` run in this interpreter, saying on stderr whether torch was imported by the end
 CHECK = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(f\"\\nTORCH={'torch' in sys.modules} "
-         "DYNAMO={'torch._dynamo' in sys.modules}\\n\")); from autograder.cli import main; main(sys.argv[1:])")
+         "DYNAMO={'torch._dynamo' in sys.modules}\\n\")); from autograder.cli import run; run()")
 # torch's own floor where the code under test builds a torch.optim optimizer (labs 2 and 3): its first
 # one imports torch._dynamo (about 1.2 s of CPU), in any Python, with or without this engine
 OPTIM = "import torch; torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)"

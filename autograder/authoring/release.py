@@ -87,7 +87,7 @@ dependencies = [
 [project.optional-dependencies]
 {extras}
 [project.scripts]
-autograder = "autograder.cli:main"
+autograder = "autograder.cli:run"
 
 [project.entry-points.pytest11]
 autograder = "autograder.labkit.plugin"
