@@ -123,7 +123,8 @@ class Jupyter(NotebookClient):
         return out
 
 
-Jupyter(nb, timeout=600, kernel_name="python3", skip_cells_with_tag="run-them-all",
+# "immediate": the kernel is killed once its last cell has answered, not left 1-3 s to tear torch down
+Jupyter(nb, timeout=600, kernel_name="python3", skip_cells_with_tag="run-them-all", shutdown_kernel="immediate",
         resources={"metadata": {"path": str(__import__("pathlib").Path(path).parent)}}).execute()
 nbformat.write(nb, path)  # the student saves at the end
 """
