@@ -11,7 +11,8 @@ Python itself would do first has been done:
 
 * the ``autograder`` command (``leave``): its threads joined and its ``atexit`` handlers run, in that
   order, as ``Py_FinalizeEx`` does (temporary folders' finalizers and ``logging`` are among them), then
-  its standard streams flushed;
+  every file still open flushed, as its finalizer would (``check`` runs a student's own code in this
+  process, on the student's machine: a file it opened and never closed keeps what it wrote);
 * a grader of the pool (``skip_teardown``, an ``atexit`` handler registered as it starts): a spawned
   pool process reaches ``atexit`` only after ``multiprocessing`` has run its own exit function,
   joined its threads and flushed its streams (``BaseProcess._bootstrap``), with its every reply
@@ -19,25 +20,44 @@ Python itself would do first has been done:
   lab's) run before it, last registered first.
 
 Only the normal end takes this path: an exception, Ctrl-C or ``SystemExit`` leaves as Python always
-does.  Student code never runs in these processes (sandbox mode), and its workers already end with
-``os._exit`` (``sandbox/worker.py``).
+does.  In grading mode student code never runs in these processes: its sandboxed workers already end
+with ``os._exit`` (``sandbox/worker.py``).
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
+import io
 import os
 import sys
 import threading
 from typing import NoReturn
 
 
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
+def _flush(streams=None) -> None:
+    for stream in (sys.stdout, sys.stderr) if streams is None else streams:
         try:
             stream.flush()
         except (AttributeError, OSError, ValueError):  # None, a closed pipe (`| head`), a closed file
             pass
+
+
+_BUFFERED = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)
+
+
+def _open_files() -> list[io.IOBase]:
+    """Every open file object that buffers writes (what the teardown would flush as it freed them), text
+    files first: a text file's flush writes into the binary one under it."""
+    found = []
+    for o in gc.get_objects():
+        if issubclass(type(o), _BUFFERED):  # type(), not isinstance: no object's __class__ is asked (torch warns)
+            try:
+                if not o.closed:
+                    found.append(o)
+            except ValueError:  # a text file whose binary one was detached
+                pass
+    return sorted(found, key=lambda f: not issubclass(type(f), io.TextIOWrapper))
 
 
 def leave(code: int) -> NoReturn:
@@ -47,7 +67,7 @@ def leave(code: int) -> NoReturn:
         sys.exit(code)
     shutdown()  # threading's own exit hooks (concurrent.futures joins its executors), then every non-daemon thread
     atexit._run_exitfuncs()  # what atexit holds, last registered first, as at any exit
-    _flush()
+    _flush([*_open_files(), sys.stdout, sys.stderr])
     os._exit(code)
 
 

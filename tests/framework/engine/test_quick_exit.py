@@ -3,7 +3,7 @@
 ``core/quick_exit``: the ``autograder`` command ends with ``leave`` (threads joined, ``atexit`` run,
 streams flushed, then ``os._exit``), a pool grader with ``skip_teardown``.  What a caller can see of
 an exit is checked here: the status, every byte printed, the work of a thread still running, the
-``atexit`` handlers and a temporary folder's finalizer; and a batch's graders still return every
+``atexit`` handlers, a temporary folder's finalizer and a file left open; and a batch's graders still return every
 result and leave nothing behind.
 """
 
@@ -24,6 +24,8 @@ PROGRAM = textwrap.dedent("""
     kept = tempfile.TemporaryDirectory(dir=out)  # never cleaned up by hand: its finalizer must run
     open(out + "/folder", "w").write(kept.name)
     atexit.register(lambda: open(out + "/atexit", "w").write("ran"))
+    kept_open = open(out + "/open", "w")  # never closed: what it buffered must reach the file
+    kept_open.write("buffered")
 
     def late():
         time.sleep(0.2)
@@ -42,6 +44,7 @@ def test_leave_keeps_what_an_exit_owes(tmp_path):
     assert proc.stdout == "x" * 100_000 and proc.stderr == "said on stderr"
     assert (tmp_path / "thread").read_text() == "done"
     assert (tmp_path / "atexit").read_text() == "ran"
+    assert (tmp_path / "open").read_text() == "buffered"
     assert not Path((tmp_path / "folder").read_text()).exists()
 
 
