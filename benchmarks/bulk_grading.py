@@ -59,12 +59,11 @@ def cpu_s() -> float:
                                                                         resource.RUSAGE_CHILDREN)))
 
 
-def timed(cpu: dict[str, float] | None = None, key: str = "", **kwargs) -> float:
+def timed(**kwargs) -> tuple[float, float]:
+    """(seconds, CPU-seconds) of one ``grade``."""
     t0, c0 = time.perf_counter(), cpu_s()
     assert grade.main(quiet=True, **kwargs) == 0
-    if cpu is not None:
-        cpu[key] = cpu_s() - c0
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu_s() - c0
 
 
 def measure(lab: labs.Lab, n: int, mix: list[str] | None = None) -> dict[str, float]:
@@ -73,13 +72,12 @@ def measure(lab: labs.Lab, n: int, mix: list[str] | None = None) -> dict[str, fl
         subs, alone = Path(tmp) / "subs", Path(tmp) / "alone"
         make_batch(lab, n, subs, mix)
         make_batch(lab, 1, alone)  # the reference (the first candidate), by itself
-        t0 = timed(lab=lab.short, submissions_dir=str(alone), out=str(Path(tmp) / "a"), jobs=1)
-        cpu: dict[str, float] = {}
-        t1 = timed(cpu, "cpu1", lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j1"), jobs=1)
-        t2 = timed(cpu, "cpu2", lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
+        t0, _ = timed(lab=lab.short, submissions_dir=str(alone), out=str(Path(tmp) / "a"), jobs=1)
+        t1, cpu1 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j1"), jobs=1)
+        t2, cpu2 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
         jd = default_jobs([lab])
-        td = t2 if jd == 2 else timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "jd"), jobs=jd)
-        tr = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
+        td = t2 if jd == 2 else timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "jd"), jobs=jd)[0]
+        tr, _ = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
         graded = gradebook.load_raw(Path(tmp) / "j1")  # --jobs 1: one submission at a time
     # where a submission's time goes in a warm grader: its tests' calls (student code in the
     # worker, the tests' comparisons, answers not yet kept) and the rest (pytest's collection
@@ -87,7 +85,7 @@ def measure(lab: labs.Lab, n: int, mix: list[str] | None = None) -> dict[str, fl
     tests = sum(t.duration_s for r in graded for t in r.tests) / len(graded)
     grader = sum(r.duration_s for r in graded) / len(graded)
     return {"alone": t0, "jobs1": t1, "jobs2": t2, "default": td, "default_jobs": jd, "resume": tr, "tests": tests,
-            "grader": grader, **cpu}
+            "grader": grader, "cpu1": cpu1, "cpu2": cpu2}
 
 
 def main() -> None:

@@ -155,9 +155,9 @@ def notebook_runs(tmp_path_factory, request):
         with pytest.MonkeyPatch.context() as mp:
             mp.delenv(i18n.ENV, raising=False)  # as on Colab: the first cell says the notebook's language
             client = NotebookClient(nb, km=kernel[0].km if kernel else None, timeout=CELL_TIMEOUT_S,
-                                    kernel_name="python3", allow_errors=True, shutdown_kernel="immediate",
-                                    resources={"metadata": {"path": str(work)}})  # killed at the end, not left
-            # 1-3 s to tear torch, torch._dynamo and matplotlib down (docs/performance.md)
+                                    kernel_name="python3", allow_errors=True,
+                                    # killed at the end, not left 1-3 s to tear torch down (docs/performance.md)
+                                    shutdown_kernel="immediate", resources={"metadata": {"path": str(work)}})
             if kernel:
                 client.kc = kernel[0].kc
             else:
