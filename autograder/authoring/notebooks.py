@@ -90,13 +90,15 @@ def default_bundle_url(source: Path) -> str:
     return course.load(source.resolve().parents[2]).bundle_url  # assignments/<lab>/<lab>.nb.py -> the project
 
 
-def student_copy(lab: labs.Lab, where: Path, code_dir: Path | None = None) -> Path:
+def student_copy(lab: labs.Lab, where: Path, code_dir: Path | None = None, assignments: Path | None = None) -> Path:
     """The lab's folder as a student has it, under ``where/assignments/`` (lab.toml, otter tests, public
     tests, and beside it the chapter's outline, as the bundle has them), with ``code_dir``'s modules
-    (default: the reference's): where the notebook tests and benchmarks run a notebook."""
+    (default: the reference's): where the notebook tests and benchmarks run a notebook.
+    ``assignments``: the folder of labs to copy from (default: the course's; a released bundle's)."""
+    source = assignments or lab.root / "assignments"
     work = where / "assignments" / lab.name
-    shutil.copytree(lab.assignment_dir, work, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-    shutil.copy(lab.root / "assignments" / chapter.FILE, work.parent / chapter.FILE)
+    shutil.copytree(source / lab.name, work, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    shutil.copy(source / chapter.FILE, work.parent / chapter.FILE)
     for f in lab.manifest.student_files:
         shutil.copy((code_dir or lab.solution_dir) / f, work / f)
     return work
