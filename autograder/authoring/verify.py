@@ -75,17 +75,26 @@ def grade_sources(lab: labs.Lab, sub_id: str, sources: dict[str, str], sandbox: 
 def grade_batch(items: list[tuple[labs.Lab, str, dict[str, str]]], *, jobs: int,
                 sandbox: bool) -> list[SubmissionResult]:
     """Grade (lab, id, sources) items in one batch, ``jobs`` at a time, as ``grade`` does:
-    one shared zygote and a pool of warm graders when sandboxed.  Results in input order."""
-    stack = contextlib.ExitStack()
+    when sandboxed, each lab's items with a zygote of their own (the lab's preload list, as
+    ``grade`` starts it) and a pool of warm graders.  Results in input order."""
+    results: list[SubmissionResult | None] = [None] * len(items)
+    by_lab: dict[labs.Lab, list[int]] = {}
+    for i, (lab, *_rest) in enumerate(items):
+        by_lab.setdefault(lab, []).append(i)
     # no seed salt here, so every candidate meets the same hidden inputs: their answers are shared
-    cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ironlaw-verify-answers-")))
-    pool = None
-    if sandbox and items:
-        from autograder.sandbox.backend import shared_zygote
+    with tempfile.TemporaryDirectory(prefix="ironlaw-verify-answers-") as cache_dir:
+        cache = Path(cache_dir)
+        for lab, indices in by_lab.items():
+            with contextlib.ExitStack() as stack:
+                pool = None
+                if sandbox:
+                    from autograder.sandbox.backend import shared_zygote
 
-        stack.enter_context(shared_zygote())
-        root = items[0][0]
-        pool = GraderPool(str(root.root), jobs, runner.grader_env(root))
-        stack.callback(pool.close)
-    with stack, ThreadPoolExecutor(max_workers=jobs) as threads:
-        return list(threads.map(lambda it: grade_sources(*it, sandbox, pool, cache), items))
+                    stack.enter_context(shared_zygote(for_labs=[lab.manifest]))
+                    pool = GraderPool(str(lab.root), jobs, runner.grader_env(lab))
+                    stack.callback(pool.close)
+                with ThreadPoolExecutor(max_workers=jobs) as threads:
+                    for i, res in zip(indices, threads.map(
+                            lambda i: grade_sources(*items[i], sandbox, pool, cache), indices)):
+                        results[i] = res
+    return results

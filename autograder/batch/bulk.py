@@ -326,7 +326,7 @@ def grade_folder(lab: labs.Lab, intake: platforms.Intake, out: Path, *,
         if sandbox and todo:
             from autograder.sandbox.backend import shared_zygote
 
-            stack.enter_context(shared_zygote(hide=[out, submissions]))
+            stack.enter_context(shared_zygote(hide=[out, submissions], for_labs=[lab.manifest]))
             pool = GraderPool(str(lab.root), graders(jobs, len(todo), share), runner.grader_env(lab))
             stack.callback(pool.close)
         progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -77,7 +77,7 @@ def grade(root: Path, timeout_s: float | None = None) -> dict:
     # /autograder; without them the zygote refuses while another uid could reach it.
     # The lab root itself is always hidden by the sandbox.  run_folder: everything
     # this run puts in the temporary folder, gone with it.
-    with run_folder("gradescope") as tmp, shared_zygote(hide=[root]):
+    with run_folder("gradescope") as tmp, shared_zygote(hide=[root], for_labs=[m]):
         code = Path(tempfile.mkdtemp(dir=tmp, prefix="code-"))
         staged, handed = None, predictions_report.Handed(None)
         try:  # stage() reports a bad upload as a problem; anything else still grades, as files missing

@@ -162,6 +162,10 @@ class Manifest:
     variants: tuple[Variant, ...] = ()
     visibility: str = "visible"  # default for hidden tests
     predictions: tuple[Prediction, ...] = ()
+    # [sandbox] preload: the modules the zygote imports for this lab's student code, in place of the
+    # course file's list (None: the course's); what this lab's code never imports only makes every
+    # worker's fork and exit dearer (lab 4: numpy, no torch)
+    preload: tuple[str, ...] | None = None
 
     @property
     def max_score(self) -> float:
@@ -237,7 +241,7 @@ TABLE_LIST = _Type("an array of tables", _table_list)
 
 TOP = {"title": STR, "student_files": STR_LIST, "support_files": STR_LIST, "visibility": STR,
        "limits": TABLE, "questions": TABLE_LIST, "variants": TABLE_LIST, "predictions": TABLE_LIST,
-       "predictions_policy": TABLE}
+       "predictions_policy": TABLE, "sandbox": TABLE}
 LIMITS = {f.name: (INT if f.type == "int" else NUMBER) for f in fields(Limits)}
 QUESTION = {"id": STR, "title": STR, "points": NUMBER, "section": STR_OR_LIST, "details": STR, "manual": BOOL,
             "rubric": STR}
@@ -248,6 +252,8 @@ NUMBER_OR_STR = _Type("a number or a string", lambda v: _number(v) or isinstance
 PREDICTION = {"id": STR, "prompt": STR, "kind": STR, "unit": STR, "low": NUMBER, "high": NUMBER,
               "choices": STR_LIST, "truth": NUMBER_OR_STR, "question": STR, "reflection": STR, "reveals": STR_LIST}
 PREDICTIONS_POLICY = {"points": NUMBER}
+SANDBOX = {"preload": STR_LIST}
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a dotted module name
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.-]+")  # a prediction id: a JSON key and part of a cell tag (answer:<q>/<id>)
 
 
@@ -384,6 +390,10 @@ def parse(data: dict, name: str) -> Manifest:
             raise ManifestError(f"{where}: question id {PARTICIPATION!r} is taken by [predictions_policy]'s points")
         questions += (Question(id=PARTICIPATION, title=PARTICIPATION_TITLE, points=float(points), manual=True,
                                participation=True),)
+    sandbox = _check(data.get("sandbox", {}), SANDBOX, where, "[sandbox]")
+    preload = sandbox.get("preload")
+    if preload is not None and not all(_MODULE.fullmatch(m) for m in preload):
+        raise ManifestError(f'{where}: key "preload" in [sandbox] must list module names, not {preload!r}')
     return Manifest(
         name=name,
         title=_require(data, "title", where),
@@ -394,6 +404,7 @@ def parse(data: dict, name: str) -> Manifest:
         variants=variants,
         visibility=visibility,
         predictions=predictions,
+        preload=None if preload is None else tuple(preload),
     )
 
 

@@ -77,8 +77,9 @@ class Zygote:
         self.path, self.proc, self.tmpdir = path, proc, tmpdir
 
     @classmethod
-    def start(cls, hide: list[str], private: list[str] = ()) -> "Zygote":
+    def start(cls, hide: list[str], private: list[str] = (), preload: list[str] | None = None) -> "Zygote":
         """Start one; it builds its workers' root once, in a mount namespace they inherit.
+        ``preload``: the modules it imports first (default: the course's, :func:`preload_list`).
 
         ``private``: folders of this run no worker may read or change (a batch's output
         and submissions): hidden with namespaces, and without them secrets like
@@ -90,7 +91,7 @@ class Zygote:
         proc = subprocess.Popen(
             [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide),
              "--secrets", json.dumps(sorted({*secret_list(), *map(str, private)})),
-             "--preload", json.dumps(preload_list())],
+             "--preload", json.dumps(preload_list() if preload is None else preload)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd="/", preexec_fn=_die_with_parent,
         )
@@ -147,27 +148,35 @@ def hide_list(extra: list[str] = ()) -> list[str]:
     return [*map(str, sorted(roots)), *beside, *HIDE_ALWAYS, *from_env, *extra]
 
 
-def preload_list() -> list[str]:
-    """What the zygote imports for student code: the course file's choice, when there is a course."""
-    try:
-        return list(course.load().preload)
-    except (FileNotFoundError, course.CourseError):
-        return []
+def preload_list(*for_labs: Manifest) -> list[str]:
+    """What the zygote imports for student code: for each lab given, its ``[sandbox] preload``, or
+    the course file's choice where it has none (no lab given: the course's), all of them in order."""
+    def course_list() -> list[str]:
+        try:
+            return list(course.load().preload)
+        except (FileNotFoundError, course.CourseError):
+            return []
+
+    lists = [course_list() if m.preload is None else list(m.preload) for m in for_labs] or [course_list()]
+    return list(dict.fromkeys(name for names in lists for name in names))
 
 
-def zygote() -> Zygote:
-    """One zygote per grader process (or the batch's shared one)."""
+def zygote(manifest: Manifest | None = None) -> Zygote:
+    """One zygote per grader process (or the batch's shared one); one it starts itself imports
+    ``manifest``'s preload list (a grader process grades one lab)."""
     if "z" not in _shared:
         path = os.environ.get(ZYGOTE_ENV)
-        _shared["z"] = Zygote(path) if path else Zygote.start(hide_list())
+        _shared["z"] = Zygote(path) if path else Zygote.start(hide_list(), preload=preload_list(
+            *[m for m in [manifest] if m is not None]))
     return _shared["z"]
 
 
 @contextlib.contextmanager
-def shared_zygote(hide: list[Path] = ()):
-    """One warm zygote for a whole batch; grader processes find it via the env."""
+def shared_zygote(hide: list[Path] = (), for_labs: list[Manifest] = ()):
+    """One warm zygote for a whole batch; grader processes find it via the env.
+    ``for_labs``: the labs it serves, whose preload lists it imports (none given: the course's)."""
     private = [str(Path(p).resolve()) for p in hide]
-    z = Zygote.start(hide_list(private), private)
+    z = Zygote.start(hide_list(private), private, preload_list(*for_labs))
     try:
         with scoped_environ(**{ZYGOTE_ENV: z.path,
                                HIDE_ENV: os.pathsep.join(str(Path(p).resolve()) for p in hide)}):
@@ -339,7 +348,7 @@ class SandboxBackend:
     def _start_worker(self) -> dict:
         """Ask the zygote for a worker; its isolation report, sent before any student code ran."""
         self.work = tempfile.mkdtemp(prefix="ironlaw-work-")  # used only where there are no namespaces
-        self.conn, first = zygote().request({**self.req, "work": self.work}, timeout=SPAWN_TIMEOUT_S)
+        self.conn, first = zygote(self.manifest).request({**self.req, "work": self.work}, timeout=SPAWN_TIMEOUT_S)
         if not _is_pid(first.get("pid")):  # killpg(0) would be this grader's own group
             raise SandboxUnavailable("sandbox setup failed: the zygote's answer is malformed")
         self.pid = first["pid"]

@@ -53,9 +53,10 @@ BASE = {"title": "t", "student_files": ["a.py"], "questions": [{"id": "q", "titl
 
 
 def _with(**changes):
-    """BASE with ``where=(key, value)`` set, where is "top", "limits", "question" or "variant"."""
+    """BASE with ``where=(key, value)`` set, where is "top", "limits", "question", "variant" or "sandbox"."""
     data = copy.deepcopy(BASE)
-    tables = {"top": data, "limits": data["limits"], "question": data["questions"][0], "variant": data["variants"][0]}
+    tables = {"top": data, "limits": data["limits"], "question": data["questions"][0], "variant": data["variants"][0],
+              "sandbox": data.setdefault("sandbox", {})}
     for where, (key, value) in changes.items():
         tables[where][key] = value
     return data
@@ -64,7 +65,8 @@ def _with(**changes):
 @pytest.mark.parametrize("where, key, table", [
     ("limits", "timeot_s", "[limits]"),
     ("top", "visiblity", "the top level"),
-    ("top", "sandbox", "the top level"),  # an unknown table is an unknown key too
+    ("top", "sandbx", "the top level"),  # an unknown table is an unknown key too
+    ("sandbox", "preloads", "[sandbox]"),
     ("question", "point", '[[questions]] #1 (id "q")'),
     ("variant", "loose", '[[variants]] #1 (id "v")'),
 ])
@@ -84,6 +86,7 @@ def test_unknown_keys_are_errors(where, key, table):
     ("question", "points", "7", "a number"),
     ("question", "section", 3, "a string or a list of strings"),
     ("variant", "loses", "q", "a list of strings"),
+    ("sandbox", "preload", "numpy", "a list of strings"),
 ])
 def test_wrong_types_are_errors_not_type_errors(where, key, value, kind):
     with pytest.raises(manifest.ManifestError, match=f'x/lab.toml: key "{key}" in .* must be {kind}, not '):
@@ -98,6 +101,28 @@ def test_limits_must_be_positive_and_files_plain_and_few():
     many = [f"s{i}.py" for i in range(manifest.MAX_FILES)]
     with pytest.raises(manifest.ManifestError, match=f"at most {manifest.MAX_FILES} student and support files"):
         manifest.parse(_with(top=("support_files", many)), "x")
+
+
+def test_a_lab_may_name_its_own_preload_list_of_module_names():
+    assert manifest.parse(_with(), "x").preload is None  # the course's
+    assert manifest.parse(_with(sandbox=("preload", [])), "x").preload == ()  # nothing at all
+    assert manifest.parse(_with(sandbox=("preload", ["numpy", "concurrent.futures"])), "x").preload == (
+        "numpy", "concurrent.futures")
+    for bad in ("", "os; import shutil", "../numpy", "numpy.", "a..b", "1numpy"):
+        with pytest.raises(manifest.ManifestError, match='key "preload" in \\[sandbox\\] must list module names'):
+            manifest.parse(_with(sandbox=("preload", ["numpy", bad])), "x")
+
+
+def test_the_zygote_imports_each_lab_s_list_or_else_the_course_s():
+    from autograder.core import course
+    from autograder.sandbox.backend import preload_list
+
+    by = {l.short: l.manifest for l in LABS}
+    course_list = list(course.load().preload)
+    assert preload_list() == course_list == preload_list(by["lab1"]) == preload_list(by["lab2"], by["lab3"])
+    own = list(by["lab4"].preload)
+    assert preload_list(by["lab4"]) == own and "torch" not in own and "numpy" in own
+    assert preload_list(by["lab4"], by["lab1"]) == list(dict.fromkeys(own + course_list))  # one zygote for both
 
 
 def test_a_valid_manifest_has_no_extra_field_and_load_names_a_toml_error(tmp_path):

@@ -10,6 +10,7 @@ scorer) must never be in that closure.  Measured from inside a worker.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -46,3 +47,30 @@ def test_the_worker_loads_only_calls_and_sandbox(toy_lab, tmp_path, monkeypatch,
     outside = [m for m in loaded if m not in ALLOWED_MODULES and not m.startswith(tuple(p + "." for p in ALLOWED_PACKAGES))
                and m not in ALLOWED_PACKAGES]
     assert not outside, f"the worker loaded grader-side engine modules: {outside}"
+
+
+PRELOADED = '''
+import sys
+
+
+def norm(x=None):
+    return [m for m in ("colorsys", "sched") if m in sys.modules]  # imported by neither the toy course nor the worker
+'''
+
+
+def test_a_lab_s_own_preload_list_is_what_its_workers_inherit(toy_lab, tmp_path):
+    """``[sandbox] preload`` in lab.toml replaces the course file's list for that lab's zygote."""
+    from autograder.sandbox import backend as sandbox_backend
+
+    (tmp_path / "toy.py").write_text(PRELOADED)
+    seen = {}
+    for preload in (None, ("colorsys",)):
+        sandbox_backend.stop_zygote()  # the zygote this process starts next: the lab's
+        backend = SandboxBackend(tmp_path, dataclasses.replace(toy_lab.manifest, preload=preload),
+                                 toy_lab.assignment_dir)
+        try:
+            seen[preload] = backend.call("norm", (), {})[0]
+        finally:
+            backend.close()
+            sandbox_backend.stop_zygote()
+    assert seen == {None: [], ("colorsys",): ["colorsys"]}
