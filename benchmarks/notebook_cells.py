@@ -55,7 +55,7 @@ GOAL_S, SETUP_GOAL_S = 10.0, 3.0
 CPU_CELL = "import resource\nu = resource.getrusage(resource.RUSAGE_SELF)\nprint(u.ru_utime + u.ru_stime)"
 
 
-KERNEL = "ironlaw-student"  # the kernelspec of a --student-venv install
+KERNEL = "student-install"  # the kernelspec of a --student-venv install
 # the bundle README's install commands, as a student types them in the bundle's folder
 INSTALL = re.compile(r"^(python3 -m venv \.venv|\.venv/bin/pip install .*)$", re.MULTILINE)
 

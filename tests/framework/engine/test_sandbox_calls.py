@@ -203,7 +203,7 @@ def test_a_file_just_under_the_staging_limit_grades_through_the_sandbox(toy_lab,
 def test_a_file_over_the_limit_is_refused_once_without_a_spawn(toy_lab, tmp_path, monkeypatch):
     """`check --sandbox` reads a student's folder as it is: an oversized file is named, never sent."""
     (tmp_path / "toy.py").write_text("#" * (staging.MAX_FILE_BYTES + 1))
-    monkeypatch.setattr(sandbox_backend, "zygote", lambda: pytest.fail("no spawn may be tried"))
+    monkeypatch.setattr(sandbox_backend, "zygote", lambda manifest=None: pytest.fail("no spawn may be tried"))
     b = SandboxBackend(tmp_path, toy_lab.manifest, toy_lab.assignment_dir)
     for _test in range(2):
         with pytest.raises(errors.StudentCodeError, match="^file toy.py is larger than 2 MiB$") as exc:
@@ -231,7 +231,7 @@ class _FailingZygote:
 def test_a_failed_spawn_is_tried_once_and_reported_on_every_call(toy_lab, tmp_path, monkeypatch, exc, cause):
     (tmp_path / "toy.py").write_text(TOY)
     z = _FailingZygote(exc)
-    monkeypatch.setattr(sandbox_backend, "zygote", lambda: z)
+    monkeypatch.setattr(sandbox_backend, "zygote", lambda manifest=None: z)
     b = SandboxBackend(tmp_path, toy_lab.manifest, toy_lab.assignment_dir)
     seen = []
     for name, kwargs in (("norm", {"x": [1.0]}), ("add", {"a": [1.0], "b": [1.0]}), ("norm", {"x": [2.0]})):
@@ -253,7 +253,7 @@ def test_a_failed_spawn_fails_every_test_of_the_run(toy, monkeypatch):
     import json
 
     z = _FailingZygote(BrokenPipeError(32, "Broken pipe"))
-    monkeypatch.setattr(sandbox_backend, "zygote", lambda: z)
+    monkeypatch.setattr(sandbox_backend, "zygote", lambda manifest=None: z)
     out = toy.path / "r.json"
     toy.runpytest_inprocess("-p", "no:cacheprovider", "--sandbox", "--results-json", str(out), "tests")
     tests = json.loads(out.read_text())["tests"]
