@@ -76,9 +76,11 @@ def student_venv(where: Path) -> Path:
         for command in commands:
             print(f"{bundle}$ {command}", flush=True)
             subprocess.run(["bash", "-c", command], cwd=bundle, check=True, env=student_environ())
+    specs = where / "jupyter" / "share" / "jupyter"
+    if not (specs / "kernels" / KERNEL / "kernel.json").exists():
         subprocess.run([str(python), "-m", "ipykernel", "install", "--prefix", str(where / "jupyter"),
                         "--name", KERNEL], check=True, capture_output=True)
-    os.environ["JUPYTER_PATH"] = str(where / "jupyter" / "share" / "jupyter")
+    os.environ["JUPYTER_PATH"] = str(specs)
     return bundle / "assignments"
 
 
