@@ -166,8 +166,8 @@ def zygote(manifest: Manifest | None = None) -> Zygote:
     ``manifest``'s preload list (a grader process grades one lab)."""
     if "z" not in _shared:
         path = os.environ.get(ZYGOTE_ENV)
-        _shared["z"] = Zygote(path) if path else Zygote.start(hide_list(), preload=preload_list(
-            *[m for m in [manifest] if m is not None]))
+        labs_served = [manifest] if manifest is not None else []
+        _shared["z"] = Zygote(path) if path else Zygote.start(hide_list(), preload=preload_list(*labs_served))
     return _shared["z"]
 
 
