@@ -18,7 +18,7 @@ which torch imports the first time a ``torch.optim`` optimizer is built or a
 ``FlopCounterMode`` counts (about 1.2 s of CPU each); no cell can avoid them.
 
     python benchmarks/notebook_cells.py [lab1 lab3] [--lang en] [--repeat 1] [--top 6]
-    python benchmarks/notebook_cells.py --student-venv /tmp/ironlaw-student   # in a student's own install
+    python benchmarks/notebook_cells.py --student-venv ~/student-install   # in a student's own install
 
 By default the kernel is this project's Python.  ``--student-venv DIR`` runs
 them as a student's first run does instead: in ``DIR`` (made on the first
@@ -162,6 +162,7 @@ def main() -> None:
     print(f"goals, on the first run: total <= {GOAL_S:g} s (the kernel's start to the last cell's end), set-up cell "
           f"<= {SETUP_GOAL_S:g} s; best: of --repeat {args.repeat}, its kernel's CPU (user + system, its start "
           "included: the figure load barely moves), set-up and grader.check cells")
+
 
 if __name__ == "__main__":
     main()
