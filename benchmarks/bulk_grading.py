@@ -76,7 +76,8 @@ def measure(lab: labs.Lab, n: int, mix: list[str] | None = None) -> dict[str, fl
         t1, cpu1 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j1"), jobs=1)
         t2, cpu2 = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
         jd = default_jobs([lab])
-        td = t2 if jd == 2 else timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "jd"), jobs=jd)[0]
+        td, cpud = (t2, cpu2) if jd == 2 else timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "jd"),
+                                                   jobs=jd)
         tr, _ = timed(lab=lab.short, submissions_dir=str(subs), out=str(Path(tmp) / "j2"), jobs=2)
         graded = gradebook.load_raw(Path(tmp) / "j1")  # --jobs 1: one submission at a time
     # where a submission's time goes in a warm grader: its tests' calls (student code in the
@@ -85,7 +86,7 @@ def measure(lab: labs.Lab, n: int, mix: list[str] | None = None) -> dict[str, fl
     tests = sum(t.duration_s for r in graded for t in r.tests) / len(graded)
     grader = sum(r.duration_s for r in graded) / len(graded)
     return {"alone": t0, "jobs1": t1, "jobs2": t2, "default": td, "default_jobs": jd, "resume": tr, "tests": tests,
-            "grader": grader, "cpu1": cpu1, "cpu2": cpu2}
+            "grader": grader, "cpu1": cpu1, "cpu2": cpu2, "cpud": cpud}
 
 
 def main() -> None:
@@ -124,6 +125,15 @@ def main() -> None:
               f"{t['cpu2'] / t['jobs2']:>12.2f}{t['jobs1'] / t['jobs2']:>9.2f}x{bound:>8.2f}x")
     print("at most: (cores x the --jobs 1 batch's seconds) / the --jobs 2 batch's CPU-seconds; --jobs 1 is one grader "
           "at a time, but its zygote, workers and the batch's own process run beside it")
+    print(f"\nand the least batch/alone its CPU allows: a batch cannot finish before its CPU-seconds spread over the "
+          f"{cores} cores")
+    print(f"{'lab':<6}{'jobs':>6}{'CPU s':>10}{'CPU s/sub':>11}{'batch/alone':>13}{'at least':>10}")
+    for short, t in rows.items():
+        floor = t["cpud"] / cores / n  # seconds a submission, were every core busy with the batch throughout
+        print(f"{short:<6}{t['default_jobs']:>6}{t['cpud']:>10.1f}{t['cpud'] / n:>11.2f}"
+              f"{t['default'] / n / t['alone']:>13.3f}{floor / t['alone']:>10.3f}")
+    print("at least: (the batch's CPU-seconds / cores / submissions) / one submission alone; below the target only "
+          "if the tests' own work a submission is cheap enough")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ made of bytes received), far below the lab's ``grader_memory_mb``.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
 import os
 import resource
@@ -28,6 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from autograder.core import quick_exit
+from autograder.core.files import scoped_environ
 
 MAX_TASKS = 40
 MEMORY_ENV = "IRONLAW_GRADER_MEMORY_MB"
@@ -35,6 +37,14 @@ MEMORY_ENV = "IRONLAW_GRADER_MEMORY_MB"
 # grading 4 to 8 submissions in a warm one (docs/performance.md): a batch left to choose starts one
 # grader per SHARE submissions at most, so a batch of 3 pays for one start, not two.
 SHARE = 4
+# What Python and the numeric libraries read only as a process starts: the hash seed (the order in
+# which a set of strings iterates) and the BLAS/OpenMP thread pools that numpy and torch size as they
+# load.  A spawned grader imports its parent's __main__ before _init runs (a script that calls
+# grade.main may import numpy at its top), so these must be in its environment from its start: the
+# pool sets them in ours while it can start graders.  Given in _init only, a pooled grader hashed
+# with a random seed and, under such a script, ran two BLAS threads each (docs/performance.md).
+AT_START = ("PYTHONHASHSEED", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+            "PYTHONDONTWRITEBYTECODE")
 
 
 def graders(jobs: int, submissions: int, share: int = 1) -> int:
@@ -76,7 +86,13 @@ class GraderPool:
     def __init__(self, root: str, jobs: int, env: dict[str, str]):
         self.root, self.jobs, self.env = root, jobs, env
         self._lock = threading.Lock()
-        self._pool = self._new()
+        self._at_start = contextlib.ExitStack()  # until close(): a grader replaced later starts with them too
+        self._at_start.enter_context(scoped_environ(**{k: env[k] for k in AT_START if k in env}))
+        try:
+            self._pool = self._new()
+        except BaseException:
+            self._at_start.close()
+            raise
 
     def _new(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
@@ -106,4 +122,7 @@ class GraderPool:
                 self._pool = self._new()
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        try:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            self._at_start.close()

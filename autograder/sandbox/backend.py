@@ -87,9 +87,14 @@ class Zygote:
         (``zygote.secrets``) and refuses to run workers while another uid can reach."""
         tmpdir = socket_dir()
         path = os.path.join(tmpdir, SOCKET_NAME)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("IRONLAW_SUBMISSION")}
+        # -I's isolation (no user site-packages, no script folder on sys.path, no PYTHON* variable
+        # but one) with a fixed hash seed, which -I would ignore: a zygote hashing with a seed of its
+        # own gives each batch's workers another order for a set of strings, and a result of student
+        # code that depends on that order would change grade from one run to the next.
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("IRONLAW_SUBMISSION", "PYTHON"))}
+        env["PYTHONHASHSEED"] = "0"
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide),
+            [sys.executable, "-s", "-P", "-m", "autograder.sandbox.zygote", "--socket", path, "--hide", json.dumps(hide),
              "--secrets", json.dumps(sorted({*secret_list(), *map(str, private)})),
              "--preload", json.dumps(preload_list() if preload is None else preload)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, close_fds=True,
