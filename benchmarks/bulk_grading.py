@@ -9,7 +9,9 @@ with ``autograder grade``'s default (one grader a core, times the lab's
 ``graders_per_core``: 2 for lab 4, whose tests mostly sleep), then reruns
 the finished batch (a resume: nothing changed).  Prints, per lab, each
 submission's cost in a batch as ``grade`` runs it against its cost alone,
-and the ratios.
+and the ratios; beside them, the bounds that a batch's CPU sets on this
+machine's cores: the most ``--jobs 2`` could gain, and the least batch/alone
+could be (its CPU-seconds spread over every core).
 
 Targets: per submission in a batch / one submission alone <= 0.10 and
 --jobs 2 at least 1.7x faster than --jobs 1 on 2 cores, in every lab (issue
