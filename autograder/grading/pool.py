@@ -86,13 +86,10 @@ class GraderPool:
     def __init__(self, root: str, jobs: int, env: dict[str, str]):
         self.root, self.jobs, self.env = root, jobs, env
         self._lock = threading.Lock()
-        self._at_start = contextlib.ExitStack()  # until close(): a grader replaced later starts with them too
-        self._at_start.enter_context(scoped_environ(**{k: env[k] for k in AT_START if k in env}))
-        try:
+        with contextlib.ExitStack() as stack:  # kept until close(): a grader replaced later starts with them too
+            stack.enter_context(scoped_environ(**{k: env[k] for k in AT_START if k in env}))
             self._pool = self._new()
-        except BaseException:
-            self._at_start.close()
-            raise
+            self._at_start = stack.pop_all()
 
     def _new(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
